@@ -1,0 +1,49 @@
+# zkbridge — build, run and test. `make test` does all set-up on a fresh
+# machine (it installs the real ZooKeeper the compat suite compares with).
+GO      ?= go
+BIN     := bin/zkbridge
+PKGS    := ./...
+FUZZTIME ?= 4s
+
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+deps:
+	bash scripts/install-zookeeper.sh
+	$(GO) mod download
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+
+unit:
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test: deps vet fmt-check unit
+
+# Every fuzz target, a few seconds each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Native RPC stubs arrive with the bridge; nothing to generate yet.
+proto:
+	@echo "make proto: no .proto files yet (the native RPC service is a later step)"
+
+clean:
+	rm -rf bin

@@ -269,7 +269,7 @@ func TestUnmarshalTrailingBytes(t *testing.T) {
 	}
 }
 
-func frames(payloads ...[]byte) []byte {
+func rtFrames(payloads ...[]byte) []byte {
 	var b []byte
 	for _, p := range payloads {
 		b = zkproto.AppendFrame(b, p)
@@ -280,7 +280,7 @@ func frames(payloads ...[]byte) []byte {
 func TestFrameReaderNext(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320000 bytes: grows past one chunk
 	payloads := [][]byte{[]byte("hello"), {}, big, []byte("after big"), bytes.Repeat([]byte{7}, 100)}
-	stream := frames(payloads...)
+	stream := rtFrames(payloads...)
 	readers := []struct {
 		name string
 		r    func() io.Reader
@@ -313,7 +313,7 @@ func TestFrameReaderNext(t *testing.T) {
 }
 
 func TestFrameReaderEOF(t *testing.T) {
-	full := frames([]byte("abcdef"))
+	full := rtFrames([]byte("abcdef"))
 	tests := []struct {
 		name string
 		in   []byte
@@ -426,7 +426,7 @@ func TestFrameReaderAnnouncedLengthDoesNotAllocate(t *testing.T) {
 }
 
 func TestFrameReaderBufferReuse(t *testing.T) {
-	stream := frames(bytes.Repeat([]byte{1}, 100), []byte{2, 2})
+	stream := rtFrames(bytes.Repeat([]byte{1}, 100), []byte{2, 2})
 	fr := zkproto.NewFrameReader(bytes.NewReader(stream), 0)
 	a, _ := fr.Next()
 	b, err := fr.Next()
@@ -475,7 +475,7 @@ func TestFirstPassesFramesThrough(t *testing.T) {
 	connect := zkproto.Marshal(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
 	short := zkproto.Marshal(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
 	for _, payload := range [][]byte{connect, short} {
-		stream := frames(payload, []byte("next"))
+		stream := rtFrames(payload, []byte("next"))
 		fr := zkproto.NewFrameReader(iotest.OneByteReader(bytes.NewReader(stream)), 0)
 		frame, word, err := fr.First()
 		if err != nil || word != "" || !bytes.Equal(frame, payload) {

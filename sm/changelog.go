@@ -1,0 +1,142 @@
+package sm
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// ChangeType says what a Change did.
+type ChangeType byte
+
+// Change types of the change log.
+const (
+	ChangeCreated        ChangeType = 1 // node created (Stat, Data of the new node)
+	ChangeDeleted        ChangeType = 2 // node deleted
+	ChangeData           ChangeType = 3 // setData (new Stat, Data)
+	ChangeACL            ChangeType = 4 // setACL (new Stat)
+	ChangeSessionCreated ChangeType = 5 // Session opened
+	ChangeSessionClosed  ChangeType = 6 // Session closed or expired (after its ephemerals' deletes)
+)
+
+// Change is one effect of a transaction.
+type Change struct {
+	Type    ChangeType
+	Path    string
+	Session int64
+	Stat    zkproto.Stat
+	Data    []byte
+}
+
+// ChangeRecord is the change-log record of one successful transaction,
+// keyed by its zxid. Failed transactions change nothing and leave no record.
+type ChangeRecord struct {
+	Zxid    int64
+	Time    int64
+	Changes []Change
+}
+
+const changeRecVersion byte = 1
+
+func (r *ChangeRecord) encode() []byte {
+	e := &enc{}
+	e.u8(changeRecVersion)
+	e.svar(r.Zxid)
+	e.svar(r.Time)
+	e.uvar(uint64(len(r.Changes)))
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		e.u8(byte(c.Type))
+		e.str(c.Path)
+		e.svar(c.Session)
+		encodeStat(e, &c.Stat)
+		e.bytesOrNil(c.Data)
+	}
+	return e.b
+}
+
+func decodeChangeRecord(b []byte) (*ChangeRecord, error) {
+	if len(b) == 0 || b[0] != changeRecVersion {
+		return nil, fmt.Errorf("change record: unknown version")
+	}
+	d := &dec{b: b[1:]}
+	r := &ChangeRecord{Zxid: d.svar(), Time: d.svar()}
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		c := Change{Type: ChangeType(d.u8()), Path: d.str(), Session: d.svar()}
+		c.Stat = decodeStat(d)
+		c.Data = d.bytesOrNil()
+		r.Changes = append(r.Changes, c)
+	}
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("change record: %w", err)
+	}
+	return r, nil
+}
+
+// logMeta tracks the retained change log. Trimmed is the highest zxid whose
+// record was dropped by retention (0: nothing dropped yet): a reader asking
+// for records at or below it has lost history.
+//
+// Invariant: Count and Bytes are the number and total value size of the
+// 'l' keys. Retention keeps the longest suffix of records within both limits;
+// that suffix does not depend on how entries were batched, so replicas agree.
+type logMeta struct {
+	Count   uint64
+	Bytes   uint64
+	Trimmed int64
+}
+
+func (m *logMeta) encode() []byte {
+	b := binary.AppendUvarint(nil, m.Count)
+	b = binary.AppendUvarint(b, m.Bytes)
+	return binary.AppendVarint(b, m.Trimmed)
+}
+
+func decodeLogMeta(b []byte) (logMeta, error) {
+	if b == nil {
+		return logMeta{}, nil
+	}
+	d := &dec{b: b}
+	m := logMeta{Count: d.uvar(), Bytes: d.uvar(), Trimmed: d.svar()}
+	if err := d.done(); err != nil {
+		return logMeta{}, fmt.Errorf("log meta: %w", err)
+	}
+	return m, nil
+}
+
+// trimLog drops the oldest records until both limits hold.
+func trimLog(b *pebble.Batch, m *logMeta, maxRecords, maxBytes uint64) error {
+	if m.Count <= maxRecords && m.Bytes <= maxBytes {
+		return nil
+	}
+	it, err := b.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceLog}, UpperBound: []byte{spaceLog + 1}})
+	if err != nil {
+		return fmt.Errorf("trim change log: %w", err)
+	}
+	for valid := it.First(); valid && (m.Count > maxRecords || m.Bytes > maxBytes); valid = it.Next() {
+		k := append([]byte(nil), it.Key()...)
+		m.Count--
+		m.Bytes -= uint64(len(it.Value()))
+		m.Trimmed = int64(binary.BigEndian.Uint64(k[1:]))
+		if err := b.Delete(k, nil); err != nil {
+			it.Close()
+			return fmt.Errorf("trim change log: %w", err)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("trim change log: %w", err)
+	}
+	return nil
+}
+
+func encodeInt(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
+
+func decodeInt(b []byte) int64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}

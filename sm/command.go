@@ -1,0 +1,360 @@
+package sm
+
+import (
+	"fmt"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// CommandVersion is the first byte of every encoded command. Apply refuses
+// any other value with a clear error (see ErrUnknownCommandVersion), so a
+// replica running old code never silently skips a newer command.
+const CommandVersion byte = 1
+
+// Header is carried by every command: who proposed it and when.
+type Header struct {
+	// Session is the ZooKeeper session the request belongs to. 0 means an
+	// internal proposal (leader reaper, migration import): no session,
+	// ordering or ownership checks, and no ephemerals.
+	Session int64
+	// Conn and Seq give the per-connection write order. Apply accepts a
+	// session write only if Conn is the session's current connection and Seq
+	// is exactly one more than the last applied Seq (primary order).
+	Conn uint64
+	Seq  uint64
+	// Time is the proposer's wall clock in ms since the epoch. It becomes
+	// ctime/mtime and drives TTL checks; apply never reads a clock.
+	Time int64
+	// Auth holds the connection's identities (ip:..., digest:user:hash,
+	// super:, x509:...). ACL checks and `auth` expansion use exactly these.
+	Auth []zkproto.Id
+}
+
+// Op is one of the command bodies below. The set is closed: only the types in
+// this package implement it.
+type Op interface{ kind() opKind }
+
+// Command is what the server proposes: a header plus one operation.
+type Command struct {
+	Header
+	Op Op
+}
+
+type opKind byte
+
+// Wire values of the command kinds. Never renumber: they are in the Raft log.
+const (
+	kindCreateSession   opKind = 1
+	kindCloseSession    opKind = 2
+	kindSetSessionOwner opKind = 3
+	kindCreate          opKind = 4
+	kindDelete          opKind = 5
+	kindSetData         opKind = 6
+	kindSetACL          opKind = 7
+	kindCheck           opKind = 8
+	kindMulti           opKind = 9
+	kindReapContainer   opKind = 10
+	kindReapTTL         opKind = 11
+	kindSetZxidBase     opKind = 12
+)
+
+// CreateSession opens a session. Its ID is the zxid of the entry (unique,
+// never 0). Timeout is the negotiated timeout in ms.
+type CreateSession struct {
+	Timeout  int32
+	Password []byte
+	Owner    uint64 // replica ID of the node holding the connection
+}
+
+// CloseSession closes Header.Session and deletes its ephemerals in the same
+// transaction. Expired marks a leader-decided expiry: the connection and
+// sequence checks are skipped for it.
+type CloseSession struct {
+	Expired bool
+}
+
+// SetSessionOwner moves a session to a new connection (Header.Conn) on node
+// Owner after a reconnect. Password must match the stored one. The sequence
+// restarts: the next write must carry Seq 1.
+type SetSessionOwner struct {
+	Owner    uint64
+	Password []byte
+}
+
+// Create is create (1), create2 (15), createContainer (19) or createTTL (21).
+// OpCode decides container/TTL semantics exactly as ZooKeeper does at apply
+// time (op 19 always makes a container; op 1/15 with flag 4 makes a plain
+// persistent node). Data nil means null data. TTL is only read for op 21.
+type Create struct {
+	OpCode zkproto.OpCode
+	Path   string
+	Data   []byte
+	ACL    []zkproto.ACL
+	Flags  int32
+	TTL    int64
+}
+
+// Delete is delete (2). Version -1 matches any version.
+type Delete struct {
+	Path    string
+	Version int32
+}
+
+// SetData is setData (5). Version -1 matches any version.
+type SetData struct {
+	Path    string
+	Data    []byte
+	Version int32
+}
+
+// SetACL is setACL (7). Version is compared with the node's aversion.
+type SetACL struct {
+	Path    string
+	ACL     []zkproto.ACL
+	Version int32
+}
+
+// Check is check (13). Outside a Multi it fails with Unimplemented.
+type Check struct {
+	Path    string
+	Version int32
+}
+
+// Multi is multi (14): *Create, *Delete, *SetData and *Check ops applied all
+// or nothing under one zxid.
+type Multi struct {
+	Ops []Op
+}
+
+// ReapContainer is the leader's guarded delete of an empty container
+// (deleteContainer, 20). Apply re-checks that the node is a container with no
+// children that has had a child (stored cversion > 0), or, when
+// NeverUsedMs > 0, whose mtime is more than NeverUsedMs before Header.Time.
+type ReapContainer struct {
+	Path        string
+	NeverUsedMs int64
+}
+
+// ReapTTL is the leader's guarded delete of an expired TTL node: apply
+// re-checks that it is a TTL node without children and Header.Time - mtime
+// is more than its TTL.
+type ReapTTL struct {
+	Path string
+}
+
+// SetZxidBase raises zxidBase (migration import). From this entry on, zxid =
+// Base + entry index. Lowering it is refused with BadArguments.
+type SetZxidBase struct {
+	Base int64
+}
+
+func (*CreateSession) kind() opKind   { return kindCreateSession }
+func (*CloseSession) kind() opKind    { return kindCloseSession }
+func (*SetSessionOwner) kind() opKind { return kindSetSessionOwner }
+func (*Create) kind() opKind          { return kindCreate }
+func (*Delete) kind() opKind          { return kindDelete }
+func (*SetData) kind() opKind         { return kindSetData }
+func (*SetACL) kind() opKind          { return kindSetACL }
+func (*Check) kind() opKind           { return kindCheck }
+func (*Multi) kind() opKind           { return kindMulti }
+func (*ReapContainer) kind() opKind   { return kindReapContainer }
+func (*ReapTTL) kind() opKind         { return kindReapTTL }
+func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
+
+// Encode returns the versioned binary form of c.
+func (c *Command) Encode() []byte {
+	e := &enc{b: make([]byte, 0, 64)}
+	e.u8(CommandVersion)
+	e.svar(c.Session)
+	e.uvar(c.Conn)
+	e.uvar(c.Seq)
+	e.svar(c.Time)
+	encodeIDs(e, c.Auth)
+	encodeOp(e, c.Op, true)
+	return e.b
+}
+
+func encodeIDs(e *enc, ids []zkproto.Id) {
+	e.uvar(uint64(len(ids)))
+	for _, id := range ids {
+		e.str(id.Scheme)
+		e.str(id.ID)
+	}
+}
+
+func encodeACL(e *enc, acl []zkproto.ACL) {
+	e.uvar(uint64(len(acl)))
+	for _, a := range acl {
+		e.svar(int64(a.Perms))
+		e.str(a.ID.Scheme)
+		e.str(a.ID.ID)
+	}
+}
+
+func encodeOp(e *enc, op Op, top bool) {
+	if op == nil {
+		panic("sm: Command.Op is nil")
+	}
+	e.u8(byte(op.kind()))
+	switch o := op.(type) {
+	case *CreateSession:
+		e.svar(int64(o.Timeout))
+		e.bytesOrNil(o.Password)
+		e.uvar(o.Owner)
+	case *CloseSession:
+		e.boolean(o.Expired)
+	case *SetSessionOwner:
+		e.uvar(o.Owner)
+		e.bytesOrNil(o.Password)
+	case *Create:
+		e.svar(int64(o.OpCode))
+		e.str(o.Path)
+		e.bytesOrNil(o.Data)
+		encodeACL(e, o.ACL)
+		e.svar(int64(o.Flags))
+		e.svar(o.TTL)
+	case *Delete:
+		e.str(o.Path)
+		e.svar(int64(o.Version))
+	case *SetData:
+		e.str(o.Path)
+		e.bytesOrNil(o.Data)
+		e.svar(int64(o.Version))
+	case *SetACL:
+		e.str(o.Path)
+		encodeACL(e, o.ACL)
+		e.svar(int64(o.Version))
+	case *Check:
+		e.str(o.Path)
+		e.svar(int64(o.Version))
+	case *Multi:
+		if !top {
+			panic("sm: nested Multi")
+		}
+		e.uvar(uint64(len(o.Ops)))
+		for _, sub := range o.Ops {
+			switch sub.(type) {
+			case *Create, *Delete, *SetData, *Check:
+			default:
+				panic(fmt.Sprintf("sm: %T is not allowed inside Multi", sub))
+			}
+			encodeOp(e, sub, false)
+		}
+	case *ReapContainer:
+		e.str(o.Path)
+		e.svar(o.NeverUsedMs)
+	case *ReapTTL:
+		e.str(o.Path)
+	case *SetZxidBase:
+		e.svar(o.Base)
+	default:
+		panic(fmt.Sprintf("sm: unknown op type %T", op))
+	}
+}
+
+// ErrUnknownCommandVersion is wrapped by DecodeCommand when the version byte
+// is not CommandVersion.
+var ErrUnknownCommandVersion = fmt.Errorf("sm: unknown command version")
+
+// DecodeCommand parses an encoded command. It fails on an unknown version,
+// an unknown kind, a Multi containing a non-multi op, truncation or trailing
+// bytes.
+func DecodeCommand(b []byte) (*Command, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("sm: decode command: empty")
+	}
+	if b[0] != CommandVersion {
+		return nil, fmt.Errorf("%w %d (this build understands %d)", ErrUnknownCommandVersion, b[0], CommandVersion)
+	}
+	d := &dec{b: b[1:]}
+	c := &Command{}
+	c.Session = d.svar()
+	c.Conn = d.uvar()
+	c.Seq = d.uvar()
+	c.Time = d.svar()
+	c.Auth = decodeIDs(d)
+	c.Op = decodeOp(d, true)
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("sm: decode command: %w", err)
+	}
+	return c, nil
+}
+
+func decodeIDs(d *dec) []zkproto.Id {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	ids := make([]zkproto.Id, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		ids = append(ids, zkproto.Id{Scheme: d.str(), ID: d.str()})
+	}
+	return ids
+}
+
+func decodeACL(d *dec) []zkproto.ACL {
+	n := d.count()
+	acl := make([]zkproto.ACL, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		perms := d.i32()
+		acl = append(acl, zkproto.ACL{Perms: perms, ID: zkproto.Id{Scheme: d.str(), ID: d.str()}})
+	}
+	return acl
+}
+
+func decodeOp(d *dec, top bool) Op {
+	k := opKind(d.u8())
+	if d.err != nil {
+		return nil
+	}
+	switch k {
+	case kindCreateSession:
+		return &CreateSession{Timeout: d.i32(), Password: d.bytesOrNil(), Owner: d.uvar()}
+	case kindCloseSession:
+		return &CloseSession{Expired: d.boolean()}
+	case kindSetSessionOwner:
+		return &SetSessionOwner{Owner: d.uvar(), Password: d.bytesOrNil()}
+	case kindCreate:
+		o := &Create{OpCode: zkproto.OpCode(d.i32()), Path: d.str(), Data: d.bytesOrNil()}
+		o.ACL = decodeACL(d)
+		o.Flags = d.i32()
+		o.TTL = d.svar()
+		return o
+	case kindDelete:
+		return &Delete{Path: d.str(), Version: d.i32()}
+	case kindSetData:
+		return &SetData{Path: d.str(), Data: d.bytesOrNil(), Version: d.i32()}
+	case kindSetACL:
+		o := &SetACL{Path: d.str()}
+		o.ACL = decodeACL(d)
+		o.Version = d.i32()
+		return o
+	case kindCheck:
+		return &Check{Path: d.str(), Version: d.i32()}
+	case kindMulti:
+		if !top {
+			d.fail(fmt.Errorf("nested multi"))
+			return nil
+		}
+		n := d.count()
+		m := &Multi{Ops: make([]Op, 0, n)}
+		for i := 0; i < n && d.err == nil; i++ {
+			sub := decodeOp(d, false)
+			switch sub.(type) {
+			case *Create, *Delete, *SetData, *Check:
+			default:
+				d.fail(fmt.Errorf("op kind %T not allowed in multi", sub))
+			}
+			m.Ops = append(m.Ops, sub)
+		}
+		return m
+	case kindReapContainer:
+		return &ReapContainer{Path: d.str(), NeverUsedMs: d.svar()}
+	case kindReapTTL:
+		return &ReapTTL{Path: d.str()}
+	case kindSetZxidBase:
+		return &SetZxidBase{Base: d.svar()}
+	}
+	d.fail(fmt.Errorf("unknown command kind %d", k))
+	return nil
+}

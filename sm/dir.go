@@ -1,0 +1,139 @@
+package sm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Directory layout of a replica:
+//
+//	Dir/CURRENT      name of the live DB directory ("db-<generation>")
+//	Dir/db-<n>/      the live Pebble DB
+//
+// RecoverFromSnapshot builds db-<n+1> beside the live one and then switches
+// CURRENT atomically (write, fsync, rename, fsync dir). Any other db-* or
+// tmp entry found at Open is a leftover of an interrupted recovery and is
+// removed.
+
+const currentFile = "CURRENT"
+
+func prepareDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("sm: Config.Dir is empty")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("sm: create %s: %w", dir, err)
+	}
+	name := "db-1"
+	b, err := os.ReadFile(filepath.Join(dir, currentFile))
+	switch {
+	case err == nil:
+		name = strings.TrimSpace(string(b))
+		if _, ok := dbGeneration(name); !ok {
+			return "", fmt.Errorf("sm: %s names %q, not a db directory", currentFile, name)
+		}
+	case os.IsNotExist(err):
+		if err := writeCurrent(dir, name); err != nil {
+			return "", err
+		}
+	default:
+		return "", fmt.Errorf("sm: read %s: %w", currentFile, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("sm: list %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Name() == currentFile || e.Name() == name {
+			continue
+		}
+		if _, ok := dbGeneration(e.Name()); ok || strings.HasSuffix(e.Name(), ".tmp") {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return "", fmt.Errorf("sm: remove leftover %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return name, nil
+}
+
+func dbGeneration(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, "db-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest, 10, 64)
+	return n, err == nil && n > 0
+}
+
+func writeCurrent(dir, name string) error {
+	tmp := filepath.Join(dir, currentFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("sm: write %s: %w", currentFile, err)
+	}
+	if _, err := f.WriteString(name + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("sm: write %s: %w", currentFile, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sm: sync %s: %w", currentFile, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sm: close %s: %w", currentFile, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, currentFile)); err != nil {
+		return fmt.Errorf("sm: rename %s: %w", currentFile, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sm: open dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sm: sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (s *StateMachine) openDB(name string) (*pebble.DB, error) {
+	opts := &pebble.Options{
+		MemTableSize:                32 << 20,
+		MemTableStopWritesThreshold: 4,
+		L0CompactionThreshold:       4,
+		L0StopWritesThreshold:       12,
+		Logger:                      quietLogger{},
+	}
+	if s.cfg.Pebble != nil {
+		s.cfg.Pebble(opts)
+	}
+	// Pinned so that replicas and snapshot recovery stay compatible.
+	opts.FormatMajorVersion = pebble.FormatValueSeparation
+	path := filepath.Join(s.cfg.Dir, name)
+	db, err := pebble.Open(path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("sm: open pebble %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// quietLogger drops Pebble's informational messages; errors still surface.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{})  {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(1)
+}

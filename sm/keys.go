@@ -1,0 +1,129 @@
+package sm
+
+import "encoding/binary"
+
+// Pebble key layout. The first byte names the key space; every space is
+// disjoint from the others.
+//
+//	'n' parent 0x00 name   → node record (nodeRec); the root is 'n' 0x00
+//	'a' aclID(8, BE)       → refcount + ACL list
+//	'A' encoded ACL list   → aclID(8, BE)   (dedupe index)
+//	's' sessionID(8, BE)   → session record
+//	'e' sessionID(8) path  → "" (ephemeral index)
+//	'c' path               → "" (container index, for the reaper)
+//	't' path               → "" (TTL index, for the reaper)
+//	'l' zxid(8, BE)        → change-log record
+//	'm' name               → metadata (applied index, zxid base, ...)
+//
+// Invariant: a path is only turned into a key after it passed validPath, so
+// names never contain 0x00 and a node key is never a prefix of a child scan.
+// Children of P are exactly the keys in ['n' P 0x00, 'n' P 0x01): one bounded
+// range scan, returned in byte order.
+const (
+	spaceNode      = 'n'
+	spaceACL       = 'a'
+	spaceACLIndex  = 'A'
+	spaceSession   = 's'
+	spaceEphemeral = 'e'
+	spaceContainer = 'c'
+	spaceTTL       = 't'
+	spaceLog       = 'l'
+	spaceMeta      = 'm'
+)
+
+var (
+	keyApplied    = []byte("mapplied")
+	keyZxidBase   = []byte("mzxidbase")
+	keyACLNext    = []byte("maclnext")
+	keyLogMeta    = []byte("mlogmeta")
+	keySpecialVer = []byte("mlayout")
+)
+
+// splitPath returns the parent path and the last name of a valid path.
+// The root's parent is "".
+func splitPath(p string) (parent, name string) {
+	if p == "/" {
+		return "", ""
+	}
+	i := lastSlash(p)
+	if i == 0 {
+		return "/", p[1:]
+	}
+	return p[:i], p[i+1:]
+}
+
+func lastSlash(p string) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+func nodeKey(p string) []byte {
+	parent, name := splitPath(p)
+	k := make([]byte, 0, 2+len(parent)+len(name))
+	k = append(k, spaceNode)
+	k = append(k, parent...)
+	k = append(k, 0)
+	return append(k, name...)
+}
+
+// childRange returns [lo, hi) covering the node keys of p's children.
+func childRange(p string) (lo, hi []byte) {
+	lo = make([]byte, 0, len(p)+2)
+	lo = append(append(append(lo, spaceNode), p...), 0)
+	hi = append(append([]byte(nil), lo[:len(lo)-1]...), 1)
+	return lo, hi
+}
+
+// deepRange returns [lo, hi) covering node keys of p's grandchildren and
+// deeper: their parent path starts with p + "/". For the root it covers every
+// node except the root itself.
+func deepRange(p string) (lo, hi []byte) {
+	if p == "/" {
+		return []byte{spaceNode, '/'}, []byte{spaceNode, '/' + 1}
+	}
+	lo = append(append([]byte{spaceNode}, p...), '/')
+	hi = append(append([]byte{spaceNode}, p...), '/'+1)
+	return lo, hi
+}
+
+func u64be(prefix byte, v uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefix
+	binary.BigEndian.PutUint64(k[1:], v)
+	return k
+}
+
+func sessionKey(id int64) []byte { return u64be(spaceSession, uint64(id)) }
+func aclKey(id uint64) []byte    { return u64be(spaceACL, id) }
+func logKey(zxid int64) []byte   { return u64be(spaceLog, uint64(zxid)) }
+
+func ephemeralKey(session int64, p string) []byte {
+	return append(u64be(spaceEphemeral, uint64(session)), p...)
+}
+
+func ephemeralPrefix(session int64) (lo, hi []byte) {
+	lo = u64be(spaceEphemeral, uint64(session))
+	hi = u64be(spaceEphemeral, uint64(session)+1)
+	if uint64(session) == ^uint64(0) {
+		hi = []byte{spaceEphemeral + 1}
+	}
+	return lo, hi
+}
+
+func indexKey(space byte, p string) []byte { return append([]byte{space}, p...) }
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}

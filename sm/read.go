@@ -1,0 +1,316 @@
+package sm
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// View is a consistent, point-in-time read view of the tree (a Pebble
+// snapshot). All reads through one View see the same applied index, however
+// many Updates commit meanwhile. Close it promptly: an open View delays
+// RecoverFromSnapshot and Close.
+//
+// Reads do not check ACLs; the server checks READ/ADMIN with CheckACL on the
+// ACL returned by Get. Paths that are not valid ZooKeeper paths do not exist
+// (ErrNoNode), like ZooKeeper's reads.
+type View struct {
+	s    *StateMachine
+	snap *pebble.Snapshot
+}
+
+// View opens a read view. It fails with ErrClosed after Close.
+func (s *StateMachine) View() (*View, error) {
+	s.mu.RLock()
+	if s.db == nil {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return &View{s: s, snap: s.db.NewSnapshot()}, nil
+}
+
+// Close releases the view.
+func (v *View) Close() {
+	if v.snap == nil {
+		return
+	}
+	v.snap.Close()
+	v.snap = nil
+	v.s.mu.RUnlock()
+}
+
+// LastZxid returns the zxid of the last entry applied in this view.
+func (v *View) LastZxid() (int64, error) {
+	_, _, last, err := readMeta(v.snap)
+	return last, err
+}
+
+// AppliedIndex returns the applied Raft index of this view.
+func (v *View) AppliedIndex() (uint64, error) {
+	idx, _, _, err := readMeta(v.snap)
+	return idx, err
+}
+
+func (v *View) node(p string) (*nodeRec, error) {
+	if !validPath(p) {
+		return nil, nil
+	}
+	b, err := readRaw(v.snap, nodeKey(p))
+	if err != nil || b == nil {
+		return nil, err
+	}
+	n, err := decodeNode(b)
+	if err != nil {
+		return nil, fmt.Errorf("sm: node %s: %w", p, err)
+	}
+	return n, nil
+}
+
+func (v *View) acl(id uint64) ([]zkproto.ACL, error) {
+	b, err := readRaw(v.snap, aclKey(id))
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fmt.Errorf("sm: acl %d missing", id)
+	}
+	_, acl, err := decodeACLRec(b)
+	return acl, err
+}
+
+// Get returns the node's stat, data and ACL, or zkproto.ErrNoNode.
+func (v *View) Get(p string) (*Node, error) {
+	n, err := v.node(p)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, zkproto.ErrNoNode
+	}
+	acl, err := v.acl(n.aclID)
+	if err != nil {
+		return nil, fmt.Errorf("sm: get %s: %w", p, err)
+	}
+	return &Node{Stat: n.stat(), Data: n.data, ACL: acl}, nil
+}
+
+// Exists returns the node's stat, or zkproto.ErrNoNode.
+func (v *View) Exists(p string) (zkproto.Stat, error) {
+	n, err := v.node(p)
+	if err != nil {
+		return zkproto.Stat{}, err
+	}
+	if n == nil {
+		return zkproto.Stat{}, zkproto.ErrNoNode
+	}
+	return n.stat(), nil
+}
+
+// Children returns the child names (byte order) and the node's stat, or
+// zkproto.ErrNoNode.
+func (v *View) Children(p string) ([]string, zkproto.Stat, error) {
+	n, err := v.node(p)
+	if err != nil {
+		return nil, zkproto.Stat{}, err
+	}
+	if n == nil {
+		return nil, zkproto.Stat{}, zkproto.ErrNoNode
+	}
+	lo, hi := childRange(p)
+	names := make([]string, 0, n.numChildren)
+	err = scanKeys(v.snap, lo, hi, func(k []byte) error {
+		names = append(names, string(k[len(lo):]))
+		return nil
+	})
+	if err != nil {
+		return nil, zkproto.Stat{}, fmt.Errorf("sm: children %s: %w", p, err)
+	}
+	return names, n.stat(), nil
+}
+
+// AllChildrenNumber counts all descendants of p (getAllChildrenNumber).
+func (v *View) AllChildrenNumber(p string) (int64, error) {
+	n, err := v.node(p)
+	if err != nil {
+		return 0, err
+	}
+	if n == nil {
+		return 0, zkproto.ErrNoNode
+	}
+	var count int64
+	inc := func([]byte) error { count++; return nil }
+	if p != "/" {
+		lo, hi := childRange(p)
+		if err := scanKeys(v.snap, lo, hi, inc); err != nil {
+			return 0, err
+		}
+	}
+	lo, hi := deepRange(p)
+	if err := scanKeys(v.snap, lo, hi, inc); err != nil {
+		return 0, err
+	}
+	return count, nil
+}
+
+// Ephemerals returns the paths of the session's ephemeral nodes, sorted.
+func (v *View) Ephemerals(session int64) ([]string, error) {
+	return sessionEphemerals(v.snap, session)
+}
+
+// Session returns the session record, or zkproto.ErrSessionExpired if the
+// session does not exist (never created, closed or expired).
+func (v *View) Session(id int64) (*SessionInfo, error) {
+	b, err := readRaw(v.snap, sessionKey(id))
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, zkproto.ErrSessionExpired
+	}
+	return decodeSession(id, b)
+}
+
+// Sessions calls fn for every session in ID order (leader's expiry tracker
+// after an election, 4lw dumps).
+func (v *View) Sessions(fn func(*SessionInfo) error) error {
+	return scanKV(v.snap, []byte{spaceSession}, []byte{spaceSession + 1}, func(k, val []byte) error {
+		s, err := decodeSession(int64(binary.BigEndian.Uint64(k[1:])), val)
+		if err != nil {
+			return err
+		}
+		return fn(s)
+	})
+}
+
+// ReapCandidates lists, in path order and up to limit each, the containers
+// and TTL nodes that ReapContainer/ReapTTL would delete at time now (same
+// rule as apply, which re-checks).
+func (v *View) ReapCandidates(now, neverUsedMs int64, limit int) (containers, ttls []string, err error) {
+	check := func(space byte, out *[]string, ok func(*nodeRec) bool) error {
+		return scanKeys(v.snap, []byte{space}, []byte{space + 1}, func(k []byte) error {
+			if len(*out) >= limit {
+				return errStop
+			}
+			p := string(k[1:])
+			n, err := v.node(p)
+			if err != nil {
+				return err
+			}
+			if n != nil && ok(n) {
+				*out = append(*out, p)
+			}
+			return nil
+		})
+	}
+	if err := check(spaceContainer, &containers, func(n *nodeRec) bool {
+		return n.kind == kindContainer && containerEligible(n, now, neverUsedMs)
+	}); err != nil {
+		return nil, nil, err
+	}
+	if err := check(spaceTTL, &ttls, func(n *nodeRec) bool {
+		return n.kind == kindTTLNode && ttlEligible(n, now)
+	}); err != nil {
+		return nil, nil, err
+	}
+	return containers, ttls, nil
+}
+
+// ChangeLog returns up to max change-log records with zxid >= from, in zxid
+// order. trimmed is the highest zxid dropped by retention: if from <=
+// trimmed, history between from and the first returned record was lost.
+func (v *View) ChangeLog(from int64, max int) (recs []*ChangeRecord, trimmed int64, err error) {
+	mb, err := readRaw(v.snap, keyLogMeta)
+	if err != nil {
+		return nil, 0, err
+	}
+	meta, err := decodeLogMeta(mb)
+	if err != nil {
+		return nil, 0, err
+	}
+	if from < 0 {
+		from = 0
+	}
+	err = scanKV(v.snap, logKey(from), []byte{spaceLog + 1}, func(_, val []byte) error {
+		if len(recs) >= max {
+			return errStop
+		}
+		r, err := decodeChangeRecord(val)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, meta.Trimmed, err
+}
+
+var errStop = fmt.Errorf("stop")
+
+func scanKeys(r pebble.Reader, lo, hi []byte, fn func(k []byte) error) error {
+	return scanKV(r, lo, hi, func(k, _ []byte) error { return fn(k) })
+}
+
+// scanKV iterates [lo, hi); fn returning errStop ends the scan without error.
+func scanKV(r pebble.Reader, lo, hi []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		val, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if err := fn(it.Key(), val); err != nil {
+			it.Close()
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+func sessionEphemerals(r pebble.Reader, session int64) ([]string, error) {
+	lo, hi := ephemeralPrefix(session)
+	var out []string
+	err := scanKeys(r, lo, hi, func(k []byte) error {
+		out = append(out, string(k[9:]))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sm: ephemerals of %#x: %w", session, err)
+	}
+	return out, nil
+}
+
+// Query is a read run by Lookup (dragonboat's StaleRead / SyncRead): it gets
+// a View that is closed when it returns.
+type Query func(v *View) (any, error)
+
+// Lookup runs a Query. It is safe concurrently with Update.
+func (s *StateMachine) Lookup(q interface{}) (interface{}, error) {
+	f, ok := q.(Query)
+	if !ok {
+		if g, ok2 := q.(func(*View) (any, error)); ok2 {
+			f, ok = Query(g), true
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("sm: lookup: unsupported query type %T", q)
+	}
+	v, err := s.View()
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return f(v)
+}

@@ -1,0 +1,322 @@
+package sm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	sm "github.com/lni/dragonboat/v4/statemachine"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// Default change-log retention.
+const (
+	DefaultChangeLogMaxRecords = 100_000
+	DefaultChangeLogMaxBytes   = 64 << 20
+)
+
+// Config configures one state machine replica. Everything that influences
+// apply (SuperDigest, DisableTTL, retention) must be identical on all
+// replicas of a shard.
+type Config struct {
+	// Dir is the replica's own directory (created if missing). The live
+	// Pebble DB is a subdirectory named by the CURRENT file.
+	Dir string
+	// SuperDigest is "super:<base64 sha1>"; a digest identity equal to it
+	// bypasses all ACLs (zookeeper.DigestAuthenticationProvider.superDigest).
+	SuperDigest string
+	// DisableTTL makes TTL creates fail with Unimplemented, as ZooKeeper with
+	// extendedTypesEnabled=false. By default TTL nodes are supported.
+	DisableTTL bool
+	// ChangeLogMaxRecords and ChangeLogMaxBytes bound the retained change
+	// log (0 = default). Use a negative value to keep no change log.
+	ChangeLogMaxRecords int64
+	ChangeLogMaxBytes   int64
+	// Notify, if set, is called at the end of every Update, after the batch
+	// is committed and before Update returns, with one Result (including
+	// Events) per entry. It runs on dragonboat's apply goroutine: keep it
+	// short and do not call back into Update.
+	Notify func(results []*Result)
+	// Pebble, if set, adjusts the Pebble options before Open (cache, memtable
+	// size, logger). FormatMajorVersion is pinned by sm and must not change.
+	Pebble func(*pebble.Options)
+}
+
+func (c *Config) retention() (uint64, uint64) {
+	r, b := c.ChangeLogMaxRecords, c.ChangeLogMaxBytes
+	if r == 0 {
+		r = DefaultChangeLogMaxRecords
+	}
+	if b == 0 {
+		b = DefaultChangeLogMaxBytes
+	}
+	if r < 0 {
+		r = 0
+	}
+	if b < 0 {
+		b = 0
+	}
+	return uint64(r), uint64(b)
+}
+
+// ErrClosed is returned by reads after Close (or before Open).
+var ErrClosed = errors.New("sm: state machine is closed")
+
+// StateMachine is the replicated znode tree: a dragonboat
+// IOnDiskStateMachine over Pebble. Update, Sync, PrepareSnapshot,
+// RecoverFromSnapshot and Close are driven by dragonboat (never
+// concurrently with each other); the read API may be used from any
+// goroutine at any time.
+type StateMachine struct {
+	cfg Config
+
+	// mu guards db against swaps (RecoverFromSnapshot) and Close. Readers
+	// hold it shared for the life of a View. Update uses db without the lock:
+	// dragonboat never runs it concurrently with Recover or Close.
+	mu     sync.RWMutex
+	db     *pebble.DB
+	dbName string
+
+	applied  atomic.Uint64
+	lastZxid atomic.Int64
+	zxidBase int64 // touched only by the apply path
+}
+
+var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
+
+// New returns an unopened state machine; dragonboat calls Open.
+func New(cfg Config) *StateMachine { return &StateMachine{cfg: cfg} }
+
+// NewFactory returns a dragonboat factory. cfg maps (shard, replica) to the
+// replica's Config (typically setting Dir).
+func NewFactory(cfg func(shardID, replicaID uint64) Config) sm.CreateOnDiskStateMachineFunc {
+	return func(shardID, replicaID uint64) sm.IOnDiskStateMachine { return New(cfg(shardID, replicaID)) }
+}
+
+// Open opens (or initialises) the DB and returns the last applied index.
+func (s *StateMachine) Open(stopc <-chan struct{}) (uint64, error) {
+	select {
+	case <-stopc:
+		return 0, sm.ErrOpenStopped
+	default:
+	}
+	name, err := prepareDir(s.cfg.Dir)
+	if err != nil {
+		return 0, err
+	}
+	db, err := s.openDB(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.install(db, name); err != nil {
+		db.Close()
+		return 0, err
+	}
+	return s.applied.Load(), nil
+}
+
+// install loads the metadata of db and makes it the live DB.
+func (s *StateMachine) install(db *pebble.DB, name string) error {
+	if err := initTree(db); err != nil {
+		return err
+	}
+	applied, base, last, err := readMeta(db)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.db, s.dbName = db, name
+	s.mu.Unlock()
+	s.applied.Store(applied)
+	s.lastZxid.Store(last)
+	s.zxidBase = base
+	return nil
+}
+
+func readMeta(r pebble.Reader) (applied uint64, base, last int64, err error) {
+	v, err := readRaw(r, keyApplied)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if v != nil {
+		if len(v) != 16 {
+			return 0, 0, 0, fmt.Errorf("sm: corrupt applied-index record (%d bytes)", len(v))
+		}
+		applied = binary.BigEndian.Uint64(v)
+		last = int64(binary.BigEndian.Uint64(v[8:]))
+	}
+	bv, err := readRaw(r, keyZxidBase)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return applied, decodeInt(bv), last, nil
+}
+
+// initTree creates the special nodes of a fresh tree: "/", "/zookeeper",
+// "/zookeeper/quota" (world:anyone:cdrwa) and "/zookeeper/config"
+// (world:anyone:r, aversion -1), all with zero stats and empty data.
+func initTree(db *pebble.DB) error {
+	v, err := readRaw(db, keySpecialVer)
+	if err != nil || v != nil {
+		return err
+	}
+	b := db.NewIndexedBatch()
+	defer b.Close()
+	t := newTxn(b)
+	special := []struct {
+		path     string
+		acl      []zkproto.ACL
+		children int32
+		aversion int32
+	}{
+		{"/", openACL, 1, 0},
+		{zkproto.ZooKeeperPath, openACL, 2, 0},
+		{zkproto.QuotaPath, openACL, 0, 0},
+		{zkproto.ConfigPath, readACL, 0, -1},
+	}
+	for _, sp := range special {
+		id, err := t.aclRef(sp.acl)
+		if err != nil {
+			return err
+		}
+		t.putNode(sp.path, &nodeRec{aclID: id, data: []byte{}, numChildren: sp.children, aversion: sp.aversion})
+	}
+	t.set(keySpecialVer, []byte{1})
+	if err := t.commit(b); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("sm: init tree: %w", err)
+	}
+	return nil
+}
+
+// Update applies entries in one indexed Pebble batch that also records the
+// applied index, committed without fsync (Sync makes it durable).
+func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
+	if len(ents) == 0 {
+		return ents, nil
+	}
+	db := s.db
+	if db == nil {
+		return nil, ErrClosed
+	}
+	b := db.NewIndexedBatch()
+	defer b.Close()
+	lm, err := readRaw(b, keyLogMeta)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := decodeLogMeta(lm)
+	if err != nil {
+		return nil, err
+	}
+	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
+	results := make([]*Result, len(ents))
+	lastZxid := s.lastZxid.Load()
+	for i := range ents {
+		e := &ents[i]
+		res, err := s.applyEntry(a, e, &meta)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.t.commit(b); err != nil {
+			return nil, fmt.Errorf("apply entry %d: %w", e.Index, err)
+		}
+		results[i] = res
+		lastZxid = res.Zxid
+		e.Result = sm.Result{Value: uint64(res.Zxid), Data: res.Encode()}
+	}
+	maxRec, maxBytes := s.cfg.retention()
+	if err := trimLog(b, &meta, maxRec, maxBytes); err != nil {
+		return nil, err
+	}
+	if err := b.Set(keyLogMeta, meta.encode(), nil); err != nil {
+		return nil, err
+	}
+	last := ents[len(ents)-1].Index
+	applied := binary.BigEndian.AppendUint64(nil, last)
+	applied = binary.BigEndian.AppendUint64(applied, uint64(lastZxid))
+	if err := b.Set(keyApplied, applied, nil); err != nil {
+		return nil, err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
+	}
+	s.zxidBase = a.zxidBase
+	s.applied.Store(last)
+	s.lastZxid.Store(lastZxid)
+	if s.cfg.Notify != nil {
+		s.cfg.Notify(results)
+	}
+	return ents, nil
+}
+
+// applyEntry decodes and applies one entry into a's overlay and appends its
+// change-log record. An unknown command version is an error (the replica
+// must not silently diverge); any other undecodable command is a
+// deterministic MarshallingError result.
+func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Result, error) {
+	a.index = e.Index
+	a.zxid = a.zxidBase + int64(e.Index)
+	a.events, a.changes = nil, nil
+	if len(e.Cmd) == 0 {
+		return &Result{Index: e.Index, Zxid: a.zxid}, nil
+	}
+	cmd, err := DecodeCommand(e.Cmd)
+	if errors.Is(err, ErrUnknownCommandVersion) {
+		return nil, fmt.Errorf("sm: entry %d: %w", e.Index, err)
+	}
+	if err != nil {
+		return &Result{Index: e.Index, Zxid: a.zxid, Err: zkproto.ErrMarshallingError}, nil
+	}
+	a.hdr = &cmd.Header
+	res, err := a.applyCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.changes) > 0 {
+		rec := (&ChangeRecord{Zxid: res.Zxid, Time: cmd.Time, Changes: a.changes}).encode()
+		a.t.set(logKey(res.Zxid), rec)
+		meta.Count++
+		meta.Bytes += uint64(len(rec))
+	}
+	return res, nil
+}
+
+// Sync makes every committed Update durable (fsyncs the WAL).
+func (s *StateMachine) Sync() error {
+	db := s.db
+	if db == nil {
+		return ErrClosed
+	}
+	if err := db.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("sm: sync: %w", err)
+	}
+	return nil
+}
+
+// Close closes the DB. Reads afterwards return ErrClosed.
+func (s *StateMachine) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	if err != nil {
+		return fmt.Errorf("sm: close: %w", err)
+	}
+	return nil
+}
+
+// AppliedIndex is the last applied Raft index.
+func (s *StateMachine) AppliedIndex() uint64 { return s.applied.Load() }
+
+// LastZxid is the zxid of the last applied entry (what a read reply
+// header carries).
+func (s *StateMachine) LastZxid() int64 { return s.lastZxid.Load() }

@@ -1,0 +1,150 @@
+package sm
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// txn is the write overlay of one transaction (one entry) over the Update
+// batch. Reads see the overlay first, then the batch (earlier entries of the
+// same Update) and the DB. Nothing reaches the batch before commit, so a
+// failed multi is rolled back by reset.
+//
+// Invariant: an op performs all of its checks before its first write, so a
+// failing single op leaves the overlay untouched.
+type txn struct {
+	r     pebble.Reader
+	nodes map[string]*nodeSlot
+	kv    map[string]*kvSlot
+}
+
+type nodeSlot struct {
+	rec   *nodeRec // nil: absent
+	dirty bool
+}
+
+type kvSlot struct {
+	val   []byte // nil with dirty: deleted
+	dirty bool
+}
+
+func newTxn(r pebble.Reader) *txn {
+	return &txn{r: r, nodes: map[string]*nodeSlot{}, kv: map[string]*kvSlot{}}
+}
+
+func (t *txn) reset() {
+	clear(t.nodes)
+	clear(t.kv)
+}
+
+// readRaw returns a copy of the stored value or nil if absent.
+func readRaw(r pebble.Reader, k []byte) ([]byte, error) {
+	v, closer, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", k, err)
+	}
+	out := append(make([]byte, 0, len(v)), v...)
+	if err := closer.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (t *txn) get(k []byte) ([]byte, error) {
+	if s, ok := t.kv[string(k)]; ok {
+		return s.val, nil
+	}
+	v, err := readRaw(t.r, k)
+	if err != nil {
+		return nil, err
+	}
+	t.kv[string(k)] = &kvSlot{val: v}
+	return v, nil
+}
+
+func (t *txn) set(k, v []byte) {
+	if v == nil {
+		v = []byte{}
+	}
+	t.kv[string(k)] = &kvSlot{val: v, dirty: true}
+}
+
+func (t *txn) del(k []byte) { t.kv[string(k)] = &kvSlot{dirty: true} }
+
+// node returns the node at path p, or nil if it does not exist. Paths that
+// are not valid ZooKeeper paths never exist (and never become keys).
+func (t *txn) node(p string) (*nodeRec, error) {
+	if s, ok := t.nodes[p]; ok {
+		return s.rec, nil
+	}
+	if !validPath(p) {
+		return nil, nil
+	}
+	v, err := readRaw(t.r, nodeKey(p))
+	if err != nil {
+		return nil, err
+	}
+	var rec *nodeRec
+	if v != nil {
+		if rec, err = decodeNode(v); err != nil {
+			return nil, fmt.Errorf("node %s: %w", p, err)
+		}
+	}
+	t.nodes[p] = &nodeSlot{rec: rec}
+	return rec, nil
+}
+
+// putNode records rec (mutated in place or new) for p.
+func (t *txn) putNode(p string, rec *nodeRec) { t.nodes[p] = &nodeSlot{rec: rec, dirty: true} }
+
+func (t *txn) delNode(p string) { t.nodes[p] = &nodeSlot{dirty: true} }
+
+// commit writes the overlay into batch b in sorted key order and resets it.
+func (t *txn) commit(b *pebble.Batch) error {
+	paths := make([]string, 0, len(t.nodes))
+	for p, s := range t.nodes {
+		if s.dirty {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		s := t.nodes[p]
+		var err error
+		if s.rec == nil {
+			err = b.Delete(nodeKey(p), nil)
+		} else {
+			err = b.Set(nodeKey(p), s.rec.encode(), nil)
+		}
+		if err != nil {
+			return fmt.Errorf("write node %s: %w", p, err)
+		}
+	}
+	keys := make([]string, 0, len(t.kv))
+	for k, s := range t.kv {
+		if s.dirty {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := t.kv[k]
+		var err error
+		if s.val == nil {
+			err = b.Delete([]byte(k), nil)
+		} else {
+			err = b.Set([]byte(k), s.val, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("write %q: %w", k, err)
+		}
+	}
+	t.reset()
+	return nil
+}

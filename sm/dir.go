@@ -129,7 +129,7 @@ func (s *StateMachine) openDB(name string) (*pebble.DB, error) {
 // quietLogger drops Pebble's informational messages; errors still surface.
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...interface{})  {}
+func (quietLogger) Infof(string, ...interface{}) {}
 func (quietLogger) Errorf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
 }

@@ -169,6 +169,30 @@ func (d *Decoder) String() string {
 	return string(d.take(n))
 }
 
+// commonString reads a ustring like String, but returns a shared string
+// for the ACL schemes and ids nearly every request carries, so decoding
+// them does not allocate.
+func (d *Decoder) commonString() string {
+	n := d.length("string")
+	if n <= 0 {
+		return ""
+	}
+	b := d.take(n)
+	switch string(b) { // compared without converting
+	case "world":
+		return "world"
+	case "anyone":
+		return "anyone"
+	case "auth":
+		return "auth"
+	case "digest":
+		return "digest"
+	case "ip":
+		return "ip"
+	}
+	return string(b)
+}
+
 // Buffer reads a jute buffer into a fresh slice: nil for null, a non-nil
 // empty slice for length 0.
 func (d *Decoder) Buffer() []byte {

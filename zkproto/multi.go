@@ -37,6 +37,22 @@ func multiOpRequest(t OpCode) Record {
 	return nil
 }
 
+// Smallest encodings of a multi op (header + delete or check request with
+// an empty path) and of a multi result (header of a delete or check), and
+// of the done header that ends both.
+const (
+	minMultiOpSize     = 9 + 4 + 4
+	minMultiResultSize = 9
+	multiDoneSize      = 9
+)
+
+// multiCapacity estimates how many more ops or results the rest of d can
+// hold, so decoding a multi allocates its slice once. The estimate is
+// bounded by the input and by a small cap beyond which append takes over.
+func multiCapacity(d *Decoder, minSize int) int {
+	return min(max(d.Remaining()-multiDoneSize, 0)/minSize, 16)
+}
+
 var multiDone = MultiHeader{Type: OpError, Done: true, Err: ErrSystemError}
 
 // Encode writes the ops and the done header.
@@ -68,6 +84,9 @@ func (r *MultiRequest) Decode(d *Decoder) error {
 		}
 		if err := req.Decode(d); err != nil {
 			return err
+		}
+		if r.Ops == nil {
+			r.Ops = make([]MultiOp, 0, 1+multiCapacity(d, minMultiOpSize))
 		}
 		r.Ops = append(r.Ops, MultiOp{Type: h.Type, Request: req})
 	}
@@ -148,6 +167,9 @@ func (r *MultiResponse) Decode(d *Decoder) error {
 			if err := body.Decode(d); err != nil {
 				return err
 			}
+		}
+		if r.Results == nil {
+			r.Results = make([]MultiResult, 0, 1+multiCapacity(d, minMultiResultSize))
 		}
 		r.Results = append(r.Results, MultiResult{Type: h.Type, Err: h.Err, Response: body})
 	}

@@ -65,8 +65,8 @@ func (i *Id) Encode(e *Encoder) {
 
 // Decode reads the id.
 func (i *Id) Decode(d *Decoder) error {
-	i.Scheme = d.String()
-	i.ID = d.String()
+	i.Scheme = d.commonString()
+	i.ID = d.commonString()
 	return d.Err()
 }
 

@@ -1,6 +1,13 @@
 package zkproto
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrMultiOpType is a multi or multiRead op of a type a multi cannot carry;
+// ZooKeeper answers it with MarshallingError.
+var ErrMultiOpType = errors.New("zkproto: invalid type of op in multi")
 
 // MultiOp is one operation of a multi (op 14) or multiRead (op 22) request.
 type MultiOp struct {
@@ -79,7 +86,7 @@ func (r *MultiRequest) Decode(d *Decoder) error {
 		}
 		req := multiOpRequest(h.Type)
 		if req == nil {
-			d.Fail(fmt.Errorf("zkproto: invalid type of op in multi: %d", h.Type))
+			d.Fail(fmt.Errorf("%w: %d", ErrMultiOpType, h.Type))
 			return d.Err()
 		}
 		if err := req.Decode(d); err != nil {

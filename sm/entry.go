@@ -220,14 +220,15 @@ func (a *applier) reapTTL(o *ReapTTL) (zkproto.ErrCode, error) {
 }
 
 func (a *applier) reapTarget(p string) (*nodeRec, string, *nodeRec, zkproto.ErrCode, error) {
-	if !validPath(p) || zkproto.IsSpecialPath(p) {
+	// As deleteContainer's getParentPathAndValidate.
+	parentPath, ok := parentOf(p)
+	if !ok || zkproto.IsSpecialPath(p) {
 		return nil, "", nil, zkproto.ErrBadArguments, nil
 	}
 	n, err := a.t.node(p)
 	if err != nil || n == nil {
 		return nil, "", nil, zkproto.ErrNoNode, err
 	}
-	parentPath, _ := parentOf(p)
 	parent, err := a.t.node(parentPath)
 	if err != nil {
 		return nil, "", nil, 0, err

@@ -828,3 +828,39 @@ func TestOpCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAllocations pins the allocations of decoding typical requests
+// from the registry: the record itself, then one per string, buffer and
+// vector that is not a well-known ACL scheme or id.
+func TestDecodeAllocations(t *testing.T) {
+	tests := []struct {
+		name string
+		op   zkproto.OpCode
+		rec  zkproto.Record
+		max  float64
+	}{
+		{"getData", zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/a/b", Watch: true}, 2},
+		{"exists", zkproto.OpExists, &zkproto.ExistsRequest{Path: "/a/b"}, 2},
+		{"delete", zkproto.OpDelete, &zkproto.DeleteRequest{Path: "/a/b", Version: -1}, 2},
+		{"setData", zkproto.OpSetData, &zkproto.SetDataRequest{Path: "/a", Data: []byte("x")}, 3},
+		{"createOpenACL", zkproto.OpCreate, &zkproto.CreateRequest{Path: "/a", Data: []byte("x"), ACL: zkproto.OpenACLUnsafe()}, 4},
+		{"multi2", zkproto.OpMulti, &zkproto.MultiRequest{Ops: []zkproto.MultiOp{
+			{Type: zkproto.OpCheck, Request: &zkproto.CheckVersionRequest{Path: "/a"}},
+			{Type: zkproto.OpDelete, Request: &zkproto.DeleteRequest{Path: "/a/b"}},
+		}}, 6},
+	}
+	for _, tt := range tests {
+		body := zkproto.Marshal(tt.rec)
+		var d zkproto.Decoder
+		allocs := testing.AllocsPerRun(100, func() {
+			rec, _ := zkproto.NewRequest(tt.op)
+			d.Reset(body)
+			if err := rec.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > tt.max {
+			t.Errorf("%s: %v allocations to decode, want at most %v", tt.name, allocs, tt.max)
+		}
+	}
+}

@@ -292,3 +292,5 @@ func copyDir(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Directory layout of a replica:
@@ -107,12 +108,16 @@ func syncDir(dir string) error {
 
 func (s *StateMachine) openDB(name string) (*pebble.DB, error) {
 	opts := &pebble.Options{
+		CacheSize:                   64 << 20,
 		MemTableSize:                32 << 20,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       4,
 		L0StopWritesThreshold:       12,
 		Logger:                      quietLogger{},
 	}
+	// Bloom filters make the many negative point reads of apply (does this
+	// node exist?) cheap; later levels inherit L0's policy.
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	if s.cfg.Pebble != nil {
 		s.cfg.Pebble(opts)
 	}

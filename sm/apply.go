@@ -18,14 +18,29 @@ type applier struct {
 	hdr     *Header
 	events  []Event
 	changes []Change
+	// sizes is this entry's change to the tree's sizes; rolled back with
+	// the overlay when a multi fails.
+	sizes TreeStats
 	// zxidBase is the base in force after this entry (SetZxidBase changes it).
 	zxidBase int64
 }
 
 func validPath(p string) bool { return zkproto.ValidatePath(p) == nil }
 
-func (a *applier) event(t zkproto.EventType, p string) {
-	a.events = append(a.events, Event{Type: t, Path: p, Zxid: a.zxid})
+// event records a change event with the ACL of the node it names (watch
+// delivery is filtered by READ on it).
+func (a *applier) event(t zkproto.EventType, p string, acl []zkproto.ACL) {
+	a.events = append(a.events, Event{Type: t, Path: p, Zxid: a.zxid, ACL: acl})
+}
+
+// nodeEvent records an event naming node n at p.
+func (a *applier) nodeEvent(t zkproto.EventType, p string, n *nodeRec) error {
+	acl, err := a.t.aclGet(n.aclID)
+	if err != nil {
+		return err
+	}
+	a.event(t, p, acl)
+	return nil
 }
 
 func (a *applier) change(c Change) { a.changes = append(a.changes, c) }
@@ -173,8 +188,11 @@ func (a *applier) create(o *Create) (string, *zkproto.Stat, zkproto.ErrCode, err
 	parent.pzxid = a.zxid
 	a.t.putNode(parentPath, parent)
 	st := n.stat()
-	a.event(zkproto.EventNodeCreated, p)
-	a.event(zkproto.EventNodeChildrenChanged, parentPath)
+	a.sizes.add(kind, p, len(o.Data), 1)
+	a.event(zkproto.EventNodeCreated, p, acl)
+	if err := a.nodeEvent(zkproto.EventNodeChildrenChanged, parentPath, parent); err != nil {
+		return "", nil, 0, err
+	}
 	a.change(Change{Type: ChangeCreated, Path: p, Stat: st, Data: o.Data})
 	return p, &st, zkproto.ErrOK, nil
 }
@@ -215,6 +233,10 @@ func (a *applier) delete(o *Delete) (zkproto.ErrCode, error) {
 // removeNode deletes a checked, childless node: the parent's numChildren
 // drops, its pzxid rises to zxid if larger, its stored cversion is unchanged.
 func (a *applier) removeNode(p string, n *nodeRec, parentPath string, parent *nodeRec) error {
+	acl, err := a.t.aclGet(n.aclID) // before the unref may drop it
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", p, err)
+	}
 	if err := a.t.aclUnref(n.aclID); err != nil {
 		return fmt.Errorf("delete %s: %w", p, err)
 	}
@@ -232,8 +254,11 @@ func (a *applier) removeNode(p string, n *nodeRec, parentPath string, parent *no
 		parent.pzxid = a.zxid
 	}
 	a.t.putNode(parentPath, parent)
-	a.event(zkproto.EventNodeDeleted, p)
-	a.event(zkproto.EventNodeChildrenChanged, parentPath)
+	a.sizes.add(n.kind, p, len(n.data), -1)
+	a.event(zkproto.EventNodeDeleted, p, acl)
+	if err := a.nodeEvent(zkproto.EventNodeChildrenChanged, parentPath, parent); err != nil {
+		return err
+	}
 	a.change(Change{Type: ChangeDeleted, Path: p})
 	return nil
 }
@@ -258,10 +283,13 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	n.version++ // int32: wraps like Java's int
 	n.mzxid = a.zxid
 	n.mtime = a.hdr.Time
+	a.sizes.DataBytes += int64(len(o.Data) - len(n.data))
 	n.data = o.Data
 	a.t.putNode(o.Path, n)
 	st := n.stat()
-	a.event(zkproto.EventNodeDataChanged, o.Path)
+	if err := a.nodeEvent(zkproto.EventNodeDataChanged, o.Path, n); err != nil {
+		return nil, 0, err
+	}
 	a.change(Change{Type: ChangeData, Path: o.Path, Stat: st, Data: o.Data})
 	return &st, zkproto.ErrOK, nil
 }
@@ -372,6 +400,7 @@ func (a *applier) multi(o *Multi) ([]OpResult, error) {
 	a.t.reset()
 	a.events = a.events[:0]
 	a.changes = a.changes[:0]
+	a.sizes = TreeStats{}
 	for i := range res {
 		r := OpResult{Type: zkproto.OpError}
 		switch {

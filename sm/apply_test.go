@@ -63,7 +63,7 @@ func TestCreateStatAndEvents(t *testing.T) {
 	if st != want {
 		t.Fatalf("stat %+v want %+v", st, want)
 	}
-	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeCreated, "/a", r.Zxid}, {zkproto.EventNodeChildrenChanged, "/", r.Zxid}}) {
+	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeCreated, "/a", r.Zxid, openACL}, {zkproto.EventNodeChildrenChanged, "/", r.Zxid, openACL}}) {
 		t.Fatalf("events %+v", r.Events)
 	}
 	root := h.stat("/")
@@ -259,7 +259,7 @@ func TestDelete(t *testing.T) {
 	if st.Pzxid != r.Zxid || st.Cversion != 2 || st.NumChildren != 0 {
 		t.Fatalf("parent after delete %+v", st)
 	}
-	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeDeleted, "/a/b", r.Zxid}, {zkproto.EventNodeChildrenChanged, "/a", r.Zxid}}) {
+	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeDeleted, "/a/b", r.Zxid, openACL}, {zkproto.EventNodeChildrenChanged, "/a", r.Zxid, openACL}}) {
 		t.Fatalf("events %+v", r.Events)
 	}
 	// DELETE permission is checked on the parent, before the node's existence.
@@ -281,7 +281,7 @@ func TestSetData(t *testing.T) {
 	if r.Stat.Version != 1 || r.Stat.Mzxid != r.Zxid || r.Stat.Czxid != c.Zxid || r.Stat.DataLength != 2 || r.Stat.Mtime != h.now {
 		t.Fatalf("stat %+v", r.Stat)
 	}
-	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeDataChanged, "/a", r.Zxid}}) {
+	if !reflect.DeepEqual(r.Events, []Event{{zkproto.EventNodeDataChanged, "/a", r.Zxid, openACL}}) {
 		t.Fatalf("events %+v", r.Events)
 	}
 	wantErr(t, "bad version", h.do(s, &SetData{Path: "/a", Version: 0}).Err, zkproto.ErrBadVersion)

@@ -168,6 +168,7 @@ func (a *applier) closeSession(o *CloseSession, res *Result) error {
 	}
 	a.t.del(sessionKey(s.ID))
 	a.change(Change{Type: ChangeSessionClosed, Session: s.ID})
+	res.ClosedSession = s.ID
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (h *harness) update(cmds ...*Command) []*Result {
 		if err != nil {
 			h.t.Fatalf("decode result: %v", err)
 		}
-		r.Events = h.last[i].Events
+		r.Events, r.ClosedSession = h.last[i].Events, h.last[i].ClosedSession
 		res[i] = r
 	}
 	return res

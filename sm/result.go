@@ -32,6 +32,10 @@ type Result struct {
 	// Events are the change events of this entry for the watch managers, in
 	// ZooKeeper's firing order. They are not part of Encode.
 	Events []Event
+	// ClosedSession is the session a successful CloseSession ended (client
+	// close or expiry), so every node can drop its connections. Not part of
+	// Encode.
+	ClosedSession int64
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the
@@ -50,6 +54,9 @@ type Event struct {
 	Type zkproto.EventType
 	Path string
 	Zxid int64
+	// ACL is the ACL of the node the event names (for NodeChildrenChanged,
+	// the parent): a watcher without READ on it is not told.
+	ACL []zkproto.ACL
 }
 
 // Encode returns the compact binary form of r without its Events. It is what

@@ -160,6 +160,12 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 		os.RemoveAll(path)
 		return fmt.Errorf("sm: recover snapshot: %w", err)
 	}
+	stats, err := readTreeStats(db)
+	if err != nil {
+		db.Close()
+		os.RemoveAll(path)
+		return fmt.Errorf("sm: recover snapshot: %w", err)
+	}
 
 	s.mu.Lock()
 	old, oldName := s.db, s.dbName
@@ -174,6 +180,9 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
 	s.zxidBase = base
+	s.statsMu.Lock()
+	s.stats = stats
+	s.statsMu.Unlock()
 	if old != nil {
 		if err := old.Close(); err != nil {
 			return fmt.Errorf("sm: recover snapshot: close old db: %w", err)

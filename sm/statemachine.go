@@ -82,6 +82,8 @@ type StateMachine struct {
 
 	applied  atomic.Uint64
 	lastZxid atomic.Int64
+	statsMu  sync.Mutex
+	stats    TreeStats
 	zxidBase int64 // touched only by the apply path
 }
 
@@ -127,6 +129,13 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	if err != nil {
 		return err
 	}
+	stats, err := readTreeStats(db)
+	if err != nil {
+		return err
+	}
+	s.statsMu.Lock()
+	s.stats = stats
+	s.statsMu.Unlock()
 	s.mu.Lock()
 	s.db, s.dbName = db, name
 	s.mu.Unlock()
@@ -217,6 +226,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
 	results := make([]*Result, len(ents))
 	lastZxid := s.lastZxid.Load()
+	stats := s.Stats()
 	for i := range ents {
 		e := &ents[i]
 		res, err := s.applyEntry(a, e, &meta)
@@ -228,6 +238,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		}
 		results[i] = res
 		lastZxid = res.Zxid
+		stats.plus(a.sizes)
 		e.Result = sm.Result{Value: uint64(res.Zxid), Data: res.Encode()}
 	}
 	maxRec, maxBytes := s.cfg.retention()
@@ -235,6 +246,9 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, err
 	}
 	if err := b.Set(keyLogMeta, meta.encode(), nil); err != nil {
+		return nil, err
+	}
+	if err := b.Set(keyTreeStats, stats.encode(), nil); err != nil {
 		return nil, err
 	}
 	last := ents[len(ents)-1].Index
@@ -247,6 +261,9 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
 	s.zxidBase = a.zxidBase
+	s.statsMu.Lock()
+	s.stats = stats
+	s.statsMu.Unlock()
 	s.applied.Store(last)
 	s.lastZxid.Store(lastZxid)
 	if s.cfg.Notify != nil {
@@ -262,7 +279,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Result, error) {
 	a.index = e.Index
 	a.zxid = a.zxidBase + int64(e.Index)
-	a.events, a.changes = nil, nil
+	a.events, a.changes, a.sizes = nil, nil, TreeStats{}
 	if len(e.Cmd) == 0 {
 		return &Result{Index: e.Index, Zxid: a.zxid}, nil
 	}

@@ -56,6 +56,7 @@ const (
 	kindReapContainer   opKind = 10
 	kindReapTTL         opKind = 11
 	kindSetZxidBase     opKind = 12
+	kindRejected        opKind = 13
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -142,6 +143,14 @@ type ReapTTL struct {
 	Path string
 }
 
+// Rejected is a session write the server refused before apply (ZooKeeper's
+// ErrorTxn: a mixed read/write multi, reconfig without reconfigEnabled, a
+// client's deleteContainer). It changes nothing, answers Code and, like
+// every write, consumes its zxid and its sequence number.
+type Rejected struct {
+	Code zkproto.ErrCode
+}
+
 // SetZxidBase raises zxidBase (migration import). From this entry on, zxid =
 // Base + entry index. Lowering it is refused with BadArguments.
 type SetZxidBase struct {
@@ -160,6 +169,7 @@ func (*Multi) kind() opKind           { return kindMulti }
 func (*ReapContainer) kind() opKind   { return kindReapContainer }
 func (*ReapTTL) kind() opKind         { return kindReapTTL }
 func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
+func (*Rejected) kind() opKind        { return kindRejected }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -247,6 +257,8 @@ func encodeOp(e *enc, op Op, top bool) {
 		e.str(o.Path)
 	case *SetZxidBase:
 		e.svar(o.Base)
+	case *Rejected:
+		e.svar(int64(o.Code))
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -354,6 +366,8 @@ func decodeOp(d *dec, top bool) Op {
 		return &ReapTTL{Path: d.str()}
 	case kindSetZxidBase:
 		return &SetZxidBase{Base: d.svar()}
+	case kindRejected:
+		return &Rejected{Code: zkproto.ErrCode(d.i32())}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

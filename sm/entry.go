@@ -66,6 +66,8 @@ func (a *applier) clientWrite(op Op, res *Result) error {
 		res.Err = zkproto.ErrUnimplemented // check is only valid inside multi
 	case *Multi:
 		res.Ops, err = a.multi(o)
+	case *Rejected:
+		res.Err = o.Code
 	default:
 		return fmt.Errorf("unknown op %T", op)
 	}

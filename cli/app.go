@@ -20,6 +20,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 		Writer:    out,
 		ErrWriter: errOut,
 		Commands: []*ucli.Command{
+			serverCommand(),
 			versionCommand(),
 		},
 	}

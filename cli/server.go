@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/zkbridge/zkbridge/server"
+)
+
+func serverCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "server",
+		Usage: "run a zkbridge node (with no flags: one node on 127.0.0.1:2181, data in ./zkbridge-data)",
+		Description: "Serves the ZooKeeper client protocol. --config accepts zkbridge's YAML or a ZooKeeper\n" +
+			"zoo.cfg as is (detected by extension or content); flags override the file.\n" +
+			"SIGTERM or SIGINT stops accepting, lets in-flight replies leave, syncs and exits 0.",
+		Flags: append([]ucli.Flag{
+			&ucli.StringFlag{Name: "config", Usage: "YAML or zoo.cfg `FILE`"},
+			&ucli.StringFlag{Name: "data-dir", Usage: "state and Raft log `DIR`", Value: server.DefaultDataDir},
+			&ucli.StringFlag{Name: "data-log-dir", Usage: "Raft log `DIR` (default: inside --data-dir)"},
+			&ucli.StringFlag{Name: "client-addr", Usage: "ZooKeeper client listener `HOST:PORT`", Value: server.DefaultClientAddr},
+			&ucli.StringFlag{Name: "admin-addr", Usage: "admin HTTP listener `HOST:PORT` (/commands, /metrics)", Value: server.DefaultAdminAddr},
+			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
+			&ucli.StringFlag{Name: "peer-addr", Usage: "Raft transport `HOST:PORT`", Value: server.DefaultPeerAddr},
+			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
+			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
+			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
+			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
+			&ucli.StringFlag{Name: "super-digest", Usage: "super user `super:<base64 sha1>`"},
+		}, logFlags()...),
+		Action: runServer,
+	}
+}
+
+func loadServerConfig(c *ucli.Context) (server.Config, error) {
+	var cfg server.Config
+	if path := c.String("config"); path != "" {
+		var err error
+		if cfg, err = server.LoadConfigFile(path); err != nil {
+			return cfg, err
+		}
+	}
+	set := func(name string, apply func()) {
+		if c.IsSet(name) || (c.String("config") == "" && name != "4lw") {
+			apply()
+		}
+	}
+	set("data-dir", func() { cfg.DataDir = c.String("data-dir") })
+	set("data-log-dir", func() { cfg.DataLogDir = c.String("data-log-dir") })
+	set("client-addr", func() { cfg.ClientAddr = c.String("client-addr") })
+	set("admin-addr", func() { cfg.AdminAddr = c.String("admin-addr") })
+	set("no-admin", func() { cfg.AdminDisabled = c.Bool("no-admin") })
+	set("peer-addr", func() { cfg.PeerAddr = c.String("peer-addr") })
+	set("replica-id", func() { cfg.ReplicaID = c.Uint64("replica-id") })
+	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
+	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
+	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
+	if c.IsSet("4lw") {
+		cfg.FourLetterWords = c.StringSlice("4lw")
+	}
+	cfg.Normalize()
+	return cfg, cfg.Validate()
+}
+
+func runServer(c *ucli.Context) error {
+	log := newLogger(c)
+	cfg, err := loadServerConfig(c)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	<-ctx.Done()
+	log.Info().Msg("signal received: stopping")
+	srv.Stop()
+	return nil
+}
+
+// isTerminal reports whether f is a terminal (for console-style logs).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

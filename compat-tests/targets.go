@@ -1,0 +1,110 @@
+package compattests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/server"
+)
+
+// SuperDigest is the super user both servers are started with
+// (super:superpw), as scripts/start-zookeeper.sh does.
+const SuperDigest = "super:g9oN2HttPfn8MMWJZ2r45Np/LIA="
+
+// ReapInterval is the container/TTL check interval of both servers in
+// the suite (ZooKeeper's znode.container.checkIntervalMs).
+const ReapInterval = time.Second
+
+// RepoRoot finds the repository root (where go.mod is).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// ZooKeeper is a real ZooKeeper started by scripts/start-zookeeper.sh.
+type ZooKeeper struct {
+	Addr string
+	pid  string
+	dir  string
+}
+
+// StartZooKeeper starts a standalone ZooKeeper 3.8 on a free loopback port.
+func StartZooKeeper() (*ZooKeeper, error) {
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "start-zookeeper.sh"))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", ReapInterval.Milliseconds()), "ZK_HEAP=256m")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("start-zookeeper.sh: %v: %s", err, stderr.String())
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 {
+		return nil, fmt.Errorf("start-zookeeper.sh printed %q, want PORT PID DIR", out)
+	}
+	return &ZooKeeper{Addr: "127.0.0.1:" + f[0], pid: f[1], dir: f[2]}, nil
+}
+
+// Stop stops the ZooKeeper and removes its directory.
+func (z *ZooKeeper) Stop() {
+	_ = exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "stop-zookeeper.sh"), z.pid, z.dir).Run()
+}
+
+// Zkbridge is a single zkbridge node run in this process.
+type Zkbridge struct {
+	Addr string
+	Srv  *server.Server
+	dir  string
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartZkbridge starts a one-node zkbridge configured like the ZooKeeper
+// of the suite: every four-letter word, the same super digest, a 1 s reaper.
+func StartZkbridge(dir string) (*Zkbridge, error) {
+	peer, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := server.Config{
+		DataDir:         dir,
+		ClientAddr:      "127.0.0.1:0",
+		AdminDisabled:   true,
+		PeerAddr:        fmt.Sprintf("127.0.0.1:%d", peer),
+		FourLetterWords: []string{"*"},
+		SuperDigest:     SuperDigest,
+		ReaperInterval:  ReapInterval,
+	}
+	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Str("server", "zkbridge").Logger()
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	return &Zkbridge{Addr: srv.ClientAddr(), Srv: srv, dir: dir}, nil
+}
+
+// Stop stops the node.
+func (z *Zkbridge) Stop() { z.Srv.Stop() }

@@ -1,0 +1,360 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// Config is one node's configuration. Zero values are filled in by
+// Normalize with ZooKeeper's defaults (tickTime 2000 ms, sessions 2×–20×
+// tick, only srvr among the four-letter words, …).
+type Config struct {
+	// DataDir holds the state machine (Pebble) and, unless DataLogDir is
+	// set, the Raft log.
+	DataDir string `yaml:"data_dir"`
+	// DataLogDir holds the Raft log (zoo.cfg dataLogDir).
+	DataLogDir string `yaml:"data_log_dir"`
+	// ClientAddr is the ZooKeeper client listener, host:port.
+	ClientAddr string `yaml:"client_addr"`
+	// AdminAddr is the admin HTTP listener (/commands, /metrics).
+	AdminAddr string `yaml:"admin_addr"`
+	// AdminDisabled turns the admin HTTP listener off (admin.enableServer=false).
+	AdminDisabled bool `yaml:"admin_disabled"`
+	// PeerAddr is the Raft transport address of this node.
+	PeerAddr string `yaml:"peer_addr"`
+	// ReplicaID is this node's id in the cluster (ZooKeeper's myid).
+	ReplicaID uint64 `yaml:"replica_id"`
+
+	// TickTime is ZooKeeper's basic time unit.
+	TickTime time.Duration `yaml:"tick_time"`
+	// MinSessionTimeout and MaxSessionTimeout bound negotiated session
+	// timeouts; 0 means 2× and 20× TickTime.
+	MinSessionTimeout time.Duration `yaml:"min_session_timeout"`
+	MaxSessionTimeout time.Duration `yaml:"max_session_timeout"`
+
+	// FourLetterWords lists the enabled four-letter words; "*" enables all.
+	// Empty means ZooKeeper's default: srvr only.
+	FourLetterWords []string `yaml:"four_letter_words"`
+	// MaxClientCnxns limits concurrent connections per client IP; 0 = no limit.
+	MaxClientCnxns int `yaml:"max_client_cnxns"`
+	// MaxBuffer is jute.maxbuffer: the largest request frame accepted.
+	MaxBuffer int `yaml:"max_buffer"`
+	// GlobalOutstandingLimit bounds requests in flight per node; a
+	// connection stops being read while the node is over it.
+	GlobalOutstandingLimit int `yaml:"global_outstanding_limit"`
+	// ReaperInterval is how often the leader looks for empty containers and
+	// expired TTL nodes (znode.container.checkIntervalMs).
+	ReaperInterval time.Duration `yaml:"reaper_interval"`
+	// ExtendedTypesDisabled turns TTL nodes off (ZooKeeper's
+	// zookeeper.extendedTypesEnabled=false, its default). zkbridge enables
+	// them by default.
+	ExtendedTypesDisabled bool `yaml:"extended_types_disabled"`
+	// SuperDigest is "super:<base64 sha1>" (DigestAuthenticationProvider.superDigest).
+	SuperDigest string `yaml:"super_digest"`
+
+	// Warnings collects what loading the configuration noticed but accepted
+	// (unknown zoo.cfg keys, settings that do not apply yet).
+	Warnings []string `yaml:"-"`
+	// Source names the file the configuration came from, if any.
+	Source string `yaml:"-"`
+}
+
+// Defaults of a node started with no configuration at all.
+const (
+	DefaultDataDir    = "zkbridge-data"
+	DefaultClientAddr = "127.0.0.1:2181"
+	DefaultAdminAddr  = "127.0.0.1:8080"
+	DefaultPeerAddr   = "127.0.0.1:2888"
+)
+
+// DefaultConfig returns the embedded single-node default.
+func DefaultConfig() Config {
+	c := Config{}
+	c.Normalize()
+	return c
+}
+
+// Normalize fills unset fields with defaults.
+func (c *Config) Normalize() {
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.ClientAddr == "" {
+		c.ClientAddr = DefaultClientAddr
+	}
+	if c.AdminAddr == "" && !c.AdminDisabled {
+		c.AdminAddr = DefaultAdminAddr
+	}
+	if c.PeerAddr == "" {
+		c.PeerAddr = DefaultPeerAddr
+	}
+	if c.ReplicaID == 0 {
+		c.ReplicaID = 1
+	}
+	if c.TickTime <= 0 {
+		c.TickTime = 2000 * time.Millisecond
+	}
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if len(c.FourLetterWords) == 0 {
+		c.FourLetterWords = []string{"srvr"}
+	}
+	if c.MaxBuffer <= 0 {
+		c.MaxBuffer = zkproto.DefaultMaxBuffer
+	}
+	if c.GlobalOutstandingLimit <= 0 {
+		c.GlobalOutstandingLimit = 1000
+	}
+	if c.ReaperInterval <= 0 {
+		c.ReaperInterval = 60 * time.Second
+	}
+}
+
+// Validate reports settings that cannot work.
+func (c *Config) Validate() error {
+	for name, addr := range map[string]string{"client address": c.ClientAddr, "peer address": c.PeerAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("config: %s %q: %w", name, addr, err)
+		}
+	}
+	if !c.AdminDisabled {
+		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+			return fmt.Errorf("config: admin address %q: %w", c.AdminAddr, err)
+		}
+	}
+	if c.MinSessionTimeout > c.MaxSessionTimeout {
+		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)
+	}
+	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
+		return fmt.Errorf("config: super digest %q must look like super:<base64 sha1>", c.SuperDigest)
+	}
+	return nil
+}
+
+// FourLetterWordEnabled reports whether the whitelist admits cmd.
+func (c *Config) FourLetterWordEnabled(cmd string) bool {
+	for _, w := range c.FourLetterWords {
+		if w == "*" || w == cmd {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadConfigFile reads a YAML file or a ZooKeeper zoo.cfg, detected by
+// extension (.yaml/.yml, .cfg) or, failing that, by content.
+func LoadConfigFile(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var c Config
+	switch ext := strings.ToLower(filepath.Ext(path)); {
+	case ext == ".yaml" || ext == ".yml":
+		c, err = ParseYAMLConfig(raw)
+	case ext == ".cfg" || looksLikeZooCfg(raw):
+		c, err = ParseZooCfg(raw, filepath.Dir(path))
+	default:
+		c, err = ParseYAMLConfig(raw)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.Source = path
+	return c, nil
+}
+
+// looksLikeZooCfg reports whether the first meaningful line is key=value.
+func looksLikeZooCfg(raw []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		eq, colon := strings.IndexByte(line, '='), strings.IndexByte(line, ':')
+		return eq > 0 && (colon < 0 || eq < colon)
+	}
+	return false
+}
+
+// ParseYAMLConfig reads zkbridge's native YAML configuration. Durations
+// are Go durations ("2s", "500ms"). Unknown keys are an error: a typo must
+// not silently fall back to a default.
+func ParseYAMLConfig(raw []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
+		return Config{}, fmt.Errorf("yaml: %w", err)
+	}
+	return c, nil
+}
+
+// ParseZooCfg reads a ZooKeeper zoo.cfg as ZooKeeper does (Java properties:
+// key=value, # comments). dir resolves relative paths and finds myid.
+// Unknown keys become warnings, never silent.
+func ParseZooCfg(raw []byte, dir string) (Config, error) {
+	var c Config
+	props := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return Config{}, fmt.Errorf("zoo.cfg line %d: %q is not key=value", lineNo, line)
+		}
+		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if err := sc.Err(); err != nil {
+		return Config{}, err
+	}
+
+	clientHost := "127.0.0.1"
+	if h, ok := props["clientPortAddress"]; ok {
+		clientHost = h
+	}
+	ms := func(key string, v string) (time.Duration, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("zoo.cfg %s=%q: not an integer", key, v)
+		}
+		if n < 0 {
+			return 0, nil // -1 means "use the default" in ZooKeeper
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	integer := func(key, v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("zoo.cfg %s=%q: not an integer", key, v)
+		}
+		return n, nil
+	}
+	servers := map[uint64]string{}
+	adminHost, adminPort, adminEnabled := "127.0.0.1", "", true
+
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic warnings
+	var err error
+	for _, k := range keys {
+		v := props[k]
+		switch {
+		case k == "dataDir":
+			c.DataDir = resolve(dir, v)
+		case k == "dataLogDir":
+			c.DataLogDir = resolve(dir, v)
+		case k == "clientPort":
+			c.ClientAddr = net.JoinHostPort(clientHost, v)
+		case k == "clientPortAddress":
+			// used with clientPort above
+		case k == "secureClientPort" || k == "secureClientPortAddress":
+			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: TLS client port is not supported yet; ignored", k))
+		case k == "tickTime":
+			c.TickTime, err = ms(k, v)
+		case k == "minSessionTimeout":
+			c.MinSessionTimeout, err = ms(k, v)
+		case k == "maxSessionTimeout":
+			c.MaxSessionTimeout, err = ms(k, v)
+		case k == "4lw.commands.whitelist":
+			c.FourLetterWords = nil
+			for _, w := range strings.Split(v, ",") {
+				if w = strings.TrimSpace(w); w != "" {
+					c.FourLetterWords = append(c.FourLetterWords, w)
+				}
+			}
+		case k == "maxClientCnxns":
+			c.MaxClientCnxns, err = integer(k, v)
+		case k == "jute.maxbuffer":
+			c.MaxBuffer, err = integer(k, v)
+		case k == "globalOutstandingLimit":
+			c.GlobalOutstandingLimit, err = integer(k, v)
+		case k == "znode.container.checkIntervalMs":
+			c.ReaperInterval, err = ms(k, v)
+		case k == "extendedTypesEnabled" || k == "zookeeper.extendedTypesEnabled":
+			c.ExtendedTypesDisabled = v != "true"
+		case k == "DigestAuthenticationProvider.superDigest" || k == "zookeeper.DigestAuthenticationProvider.superDigest":
+			c.SuperDigest = v
+		case k == "admin.enableServer":
+			adminEnabled = v != "false"
+		case k == "admin.serverPort":
+			adminPort = v
+		case k == "admin.serverAddress":
+			adminHost = v
+		case strings.HasPrefix(k, "server."):
+			id, perr := strconv.ParseUint(strings.TrimPrefix(k, "server."), 10, 64)
+			if perr != nil || id == 0 {
+				return Config{}, fmt.Errorf("zoo.cfg %s: server id must be a positive integer", k)
+			}
+			servers[id] = v
+		case k == "initLimit" || k == "syncLimit" || k == "standaloneEnabled" || k == "reconfigEnabled" ||
+			k == "autopurge.snapRetainCount" || k == "autopurge.purgeInterval" || k == "preAllocSize" ||
+			k == "snapCount" || k == "electionAlg" || k == "quorumListenOnAllIPs" || k == "clientPortListenBacklog":
+			// ZooKeeper tuning that has no meaning for a Raft node.
+			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: accepted, not used by zkbridge", k))
+		default:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: unknown key, ignored", k))
+		}
+		if err != nil {
+			return Config{}, err
+		}
+	}
+	if adminEnabled && adminPort != "" {
+		c.AdminAddr = net.JoinHostPort(adminHost, adminPort)
+	}
+	c.AdminDisabled = !adminEnabled
+	if c.DataDir != "" {
+		if b, rerr := os.ReadFile(filepath.Join(c.DataDir, "myid")); rerr == nil {
+			id, perr := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			if perr != nil || id == 0 {
+				return Config{}, fmt.Errorf("myid file in %s: %q is not a positive integer", c.DataDir, strings.TrimSpace(string(b)))
+			}
+			c.ReplicaID = id
+		}
+	}
+	if len(servers) > 1 {
+		return Config{}, fmt.Errorf("zoo.cfg lists %d servers: clusters are not supported yet; run a single node (one server.N line or none)", len(servers))
+	}
+	for id, spec := range servers {
+		host, rest, _ := strings.Cut(spec, ":")
+		port, _, _ := strings.Cut(rest, ":")
+		if c.ReplicaID == 0 {
+			c.ReplicaID = id
+		}
+		if host != "" && port != "" {
+			c.PeerAddr = net.JoinHostPort(host, port)
+		}
+	}
+	return c, nil
+}
+
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}

@@ -1,0 +1,418 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// maxPendingPerConn bounds one connection's requests in flight: past it the
+// reader stops reading (TCP backpressure), it never drops a request.
+const maxPendingPerConn = 1000
+
+// conn is one client connection. Its reader goroutine decodes requests in
+// order and either answers them (reads, once every earlier request of the
+// connection has completed) or proposes them (writes, many in flight).
+// Replies leave strictly in request order through the pending list; watch
+// events go straight to the output queue, so an event queued by the apply
+// path precedes the reply of the write that caused it.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	id     uint64 // connection id carried in commands (primary order)
+	remote string // "ip:port"
+	ip     string
+	log    zerolog.Logger
+
+	// Written by the reader goroutine only, read by others under statsMu.
+	session int64
+	timeout int32
+	auth    []zkproto.Id
+	seq     uint64 // sequence number of the last proposed write
+
+	// pending holds requests not yet answered, in request order.
+	pendMu   sync.Mutex
+	pendCond *sync.Cond
+	pending  []*pendingReply
+
+	// out holds frames ready to be written; the writer drains it.
+	outMu    sync.Mutex
+	outCond  *sync.Cond
+	out      [][]byte
+	closing  bool // write what is queued, then close
+	closed   bool
+	doneOnce sync.Once
+
+	stats connStats
+}
+
+// pendingReply is one request awaiting its reply.
+type pendingReply struct {
+	xid   int32
+	op    zkproto.OpCode
+	start time.Time
+	done  bool
+	frame []byte
+	close bool // close the connection after this reply
+}
+
+type connStats struct {
+	mu          sync.Mutex
+	established time.Time
+	received    int64
+	sent        int64
+	lastOp      string
+	lastCxid    int32
+	lastZxid    int64
+	lastResp    time.Time
+	lastLatency int64
+	minLatency  int64
+	maxLatency  int64
+	sumLatency  int64
+	countLat    int64
+}
+
+func newConnID() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return binary.BigEndian.Uint64(b[:]) | 1 // never 0
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	remote := nc.RemoteAddr().String()
+	ip, _, _ := net.SplitHostPort(remote)
+	c := &conn{srv: s, nc: nc, id: newConnID(), remote: remote, ip: ip}
+	c.log = s.log.With().Str("remote", remote).Logger()
+	c.pendCond = sync.NewCond(&c.pendMu)
+	c.outCond = sync.NewCond(&c.outMu)
+	c.auth = []zkproto.Id{{Scheme: "ip", ID: ip}}
+	c.stats.established = time.Now()
+	c.stats.lastZxid = -1
+	c.stats.lastCxid = -1
+	c.stats.minLatency = -1
+	return c
+}
+
+// watcher interface.
+func (c *conn) watcherID() uint64 { return c.id }
+func (c *conn) sessionID() int64  { return atomic.LoadInt64(&c.session) }
+func (c *conn) canRead(acl []zkproto.ACL) bool {
+	return sm.CheckACL(acl, zkproto.PermRead, c.authIDs(), c.srv.cfg.SuperDigest)
+}
+func (c *conn) deliver(ev zkproto.WatcherEvent) {
+	var e zkproto.Encoder
+	off := e.StartFrame()
+	h := zkproto.ReplyHeader{Xid: zkproto.XidNotification, Zxid: -1, Err: zkproto.ErrOK}
+	h.Encode(&e)
+	ev.Encode(&e)
+	e.FinishFrame(off)
+	c.enqueue(e.Bytes())
+}
+
+func (c *conn) authIDs() []zkproto.Id {
+	c.stats.mu.Lock()
+	defer c.stats.mu.Unlock()
+	return c.auth
+}
+
+// serve runs the connection until it ends.
+func (c *conn) serve() {
+	defer c.shutdown()
+	go c.writeLoop()
+	fr := zkproto.NewFrameReader(c.nc, c.srv.cfg.MaxBuffer)
+	frame, word, err := fr.First()
+	if err != nil {
+		c.logReadError(err)
+		return
+	}
+	if word != "" {
+		c.srv.fourLetterWord(c, word)
+		return
+	}
+	if !c.handshake(frame) {
+		return
+	}
+	for {
+		frame, err := fr.Next()
+		if err != nil {
+			c.logReadError(err)
+			return
+		}
+		if !c.handleRequest(frame) {
+			return
+		}
+	}
+}
+
+func (c *conn) logReadError(err error) {
+	var fse *zkproto.FrameSizeError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.As(err, &fse):
+		c.log.Warn().Int32("length", fse.Length).Int("max", fse.Max).Msg("frame length out of range (jute.maxbuffer); closing connection")
+	default:
+		if !c.isClosed() {
+			c.log.Debug().Err(err).Msg("connection read ended")
+		}
+	}
+}
+
+// enqueue appends a ready frame to the output.
+func (c *conn) enqueue(frame []byte) {
+	c.outMu.Lock()
+	if !c.closed && !c.closing {
+		c.out = append(c.out, frame)
+		c.outCond.Signal()
+	}
+	c.outMu.Unlock()
+}
+
+// closeAfterFlush writes whatever is queued, then closes.
+func (c *conn) closeAfterFlush() {
+	c.outMu.Lock()
+	c.closing = true
+	c.outCond.Signal()
+	c.outMu.Unlock()
+}
+
+// abort closes the connection now; queued output is dropped. It wakes a
+// reader blocked on the pending list (taking pendMu, so a waiter that has
+// just seen "not closed" is already waiting and cannot miss the wake-up).
+func (c *conn) abort() {
+	c.outMu.Lock()
+	c.closed = true
+	c.outCond.Signal()
+	c.outMu.Unlock()
+	_ = c.nc.Close()
+	c.pendMu.Lock()
+	c.pendCond.Broadcast()
+	c.pendMu.Unlock()
+}
+
+func (c *conn) isClosed() bool {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.closed
+}
+
+func (c *conn) writeLoop() {
+	var batch net.Buffers
+	for {
+		c.outMu.Lock()
+		for len(c.out) == 0 && !c.closed && !c.closing {
+			c.outCond.Wait()
+		}
+		if c.closed {
+			c.outMu.Unlock()
+			return
+		}
+		batch = append(batch[:0], c.out...)
+		n := len(c.out)
+		c.out = c.out[:0]
+		closing := c.closing && n == 0
+		c.outMu.Unlock()
+		if closing {
+			_ = c.nc.Close()
+			c.abort()
+			return
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
+		if _, err := batch.WriteTo(c.nc); err != nil {
+			c.abort()
+			return
+		}
+		c.stats.mu.Lock()
+		c.stats.sent += int64(n)
+		c.stats.mu.Unlock()
+		c.srv.metrics.packetsSent.Add(int64(n))
+	}
+}
+
+func (c *conn) writeTimeout() time.Duration {
+	if t := atomic.LoadInt32(&c.timeout); t > 0 {
+		return time.Duration(t) * time.Millisecond
+	}
+	return c.srv.cfg.MaxSessionTimeout
+}
+
+// shutdown runs once when the reader ends: the connection leaves every
+// registry; its session lives on until it expires or is closed.
+func (c *conn) shutdown() {
+	c.doneOnce.Do(func() {
+		c.srv.watches.removeWatcher(c)
+		c.srv.unregisterConn(c)
+		// Let queued replies (e.g. closeSession's) leave, then close.
+		c.closeAfterFlush()
+		c.pendMu.Lock()
+		c.pendCond.Broadcast()
+		c.pendMu.Unlock()
+		c.abortSoon()
+	})
+}
+
+// abortSoon bounds a graceful close: the writer closes the socket once its
+// queue is empty, but a peer that stops reading cannot hold it open past
+// the write timeout.
+func (c *conn) abortSoon() {
+	go func() {
+		time.Sleep(c.writeTimeout())
+		c.abort()
+	}()
+}
+
+// addPending reserves the next reply slot.
+func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
+	p := &pendingReply{xid: xid, op: op, start: time.Now()}
+	c.pendMu.Lock()
+	for len(c.pending) >= maxPendingPerConn && !c.isClosed() {
+		c.pendCond.Wait()
+	}
+	c.pending = append(c.pending, p)
+	c.pendMu.Unlock()
+	c.srv.metrics.outstanding.Add(1)
+	return p
+}
+
+// complete fills a reply slot and releases every completed reply at the
+// head of the pending list, in order.
+func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
+	c.pendMu.Lock()
+	p.frame, p.done, p.close = frame, true, closeAfter
+	released := 0
+	for len(c.pending) > 0 && c.pending[0].done {
+		head := c.pending[0]
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		released++
+		c.recordReply(head)
+		if head.frame != nil {
+			c.enqueue(head.frame)
+		}
+		if head.close {
+			c.closeAfterFlush()
+		}
+	}
+	if released > 0 {
+		c.pendCond.Broadcast()
+	}
+	c.pendMu.Unlock()
+	c.srv.metrics.outstanding.Add(-int64(released))
+}
+
+// waitIdle blocks until every earlier request of the connection has been
+// answered (sequential consistency for reads). It reports false if the
+// connection closed meanwhile.
+func (c *conn) waitIdle() bool {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	for len(c.pending) > 0 && !c.isClosed() {
+		c.pendCond.Wait()
+	}
+	return !c.isClosed()
+}
+
+func (c *conn) recordReply(p *pendingReply) {
+	lat := time.Since(p.start).Milliseconds()
+	c.stats.mu.Lock()
+	c.stats.lastOp = opTag(p.op)
+	c.stats.lastCxid = p.xid
+	c.stats.lastResp = time.Now()
+	c.stats.lastZxid = c.srv.lastZxid()
+	c.stats.lastLatency = lat
+	if c.stats.minLatency < 0 || lat < c.stats.minLatency {
+		c.stats.minLatency = lat
+	}
+	if lat > c.stats.maxLatency {
+		c.stats.maxLatency = lat
+	}
+	c.stats.sumLatency += lat
+	c.stats.countLat++
+	c.stats.mu.Unlock()
+	c.srv.metrics.recordLatency(lat)
+}
+
+// replyFrame encodes a reply header and optional body as one frame.
+func replyFrame(xid int32, zxid int64, code zkproto.ErrCode, body zkproto.Record) []byte {
+	var e zkproto.Encoder
+	off := e.StartFrame()
+	h := zkproto.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
+	h.Encode(&e)
+	if body != nil && code == zkproto.ErrOK {
+		body.Encode(&e)
+	}
+	e.FinishFrame(off)
+	return e.Bytes()
+}
+
+// replyNow answers a request that needs no proposal, in order.
+func (c *conn) replyNow(xid int32, op zkproto.OpCode, zxid int64, code zkproto.ErrCode, body zkproto.Record) {
+	p := c.addPending(xid, op)
+	c.complete(p, replyFrame(xid, zxid, code, body), false)
+}
+
+// opTag is the four-letter op name cons prints (lop=…).
+func opTag(op zkproto.OpCode) string {
+	switch op {
+	case zkproto.OpCreateSession:
+		return "SESS"
+	case zkproto.OpPing:
+		return "PING"
+	case zkproto.OpCreate, zkproto.OpCreate2, zkproto.OpCreateContainer, zkproto.OpCreateTTL:
+		return "CREA"
+	case zkproto.OpDelete, zkproto.OpDeleteContainer:
+		return "DELE"
+	case zkproto.OpSetData:
+		return "SETD"
+	case zkproto.OpGetData:
+		return "GETD"
+	case zkproto.OpGetChildren, zkproto.OpGetChildren2:
+		return "GETC"
+	case zkproto.OpExists:
+		return "EXIS"
+	case zkproto.OpGetACL:
+		return "GETA"
+	case zkproto.OpSetACL:
+		return "SETA"
+	case zkproto.OpSync:
+		return "SYNC"
+	case zkproto.OpMulti:
+		return "MULT"
+	case zkproto.OpMultiRead:
+		return "MLTR"
+	case zkproto.OpCheck:
+		return "CHEC"
+	case zkproto.OpSetWatches:
+		return "SETW"
+	case zkproto.OpSetWatches2:
+		return "STW2"
+	case zkproto.OpAddWatch:
+		return "ADDW"
+	case zkproto.OpCheckWatches:
+		return "CHKW"
+	case zkproto.OpRemoveWatches:
+		return "REMW"
+	case zkproto.OpWhoAmI:
+		return "HOMI"
+	case zkproto.OpGetEphemerals:
+		return "GETE"
+	case zkproto.OpGetAllChildrenNumber:
+		return "GETACN"
+	case zkproto.OpCloseSession:
+		return "CLOS"
+	case zkproto.OpReconfig:
+		return "RECO"
+	}
+	return "NA"
+}

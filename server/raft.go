@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lni/dragonboat/v4"
+	"github.com/lni/dragonboat/v4/client"
+	"github.com/lni/dragonboat/v4/config"
+	dblogger "github.com/lni/dragonboat/v4/logger"
+	"github.com/lni/dragonboat/v4/plugin/tan"
+	dbsm "github.com/lni/dragonboat/v4/statemachine"
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/sm"
+)
+
+// dataShard is the Raft shard holding the root namespace.
+const dataShard uint64 = 1
+
+// proposalTimeout bounds how long a write may wait for its entry to apply.
+// Past it the outcome is unknown and the connection is closed.
+const proposalTimeout = 10 * time.Second
+
+// raftNode is the small interface zkbridge uses of dragonboat: propose a
+// command and learn its applied result, confirm reads (ReadIndex), and ask
+// who leads. Everything dragonboat-specific stays in this file.
+type raftNode struct {
+	nh        *dragonboat.NodeHost
+	replicaID uint64
+	session   *client.Session
+	log       zerolog.Logger
+}
+
+// applyHook runs with the node's apply lock held, right after each batch of
+// entries is committed to the local replica.
+type applyHook func(results []*sm.Result)
+
+// lockedSM wraps the local state machine so that applying a batch and
+// notifying watches happen under one lock that reads take shared: a read
+// never sees a change whose watch events are not yet queued.
+type lockedSM struct {
+	*sm.StateMachine
+	mu *sync.RWMutex
+}
+
+func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.StateMachine.Update(ents)
+}
+
+var loggerOnce sync.Once
+
+// routeDragonboatLogs sends dragonboat's logs through zerolog, at warning
+// level and above: its info output is per-event noise for an operator.
+func routeDragonboatLogs(log zerolog.Logger) {
+	loggerOnce.Do(func() {
+		dblogger.SetLoggerFactory(func(pkg string) dblogger.ILogger {
+			return &raftLogger{log: log.With().Str("component", "raft."+pkg).Logger(), level: dblogger.WARNING}
+		})
+	})
+}
+
+type raftLogger struct {
+	mu    sync.Mutex
+	log   zerolog.Logger
+	level dblogger.LogLevel
+}
+
+func (l *raftLogger) SetLevel(level dblogger.LogLevel) {
+	l.mu.Lock()
+	l.level = level
+	l.mu.Unlock()
+}
+
+func (l *raftLogger) enabled(level dblogger.LogLevel) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return level <= l.level
+}
+
+func (l *raftLogger) Debugf(format string, args ...interface{}) {
+	if l.enabled(dblogger.DEBUG) {
+		l.log.Debug().Msgf(format, args...)
+	}
+}
+
+func (l *raftLogger) Infof(format string, args ...interface{}) {
+	if l.enabled(dblogger.INFO) {
+		l.log.Info().Msgf(format, args...)
+	}
+}
+
+// Warningf logs at info: dragonboat reports routine events (elections,
+// connections) as warnings.
+func (l *raftLogger) Warningf(format string, args ...interface{}) {
+	if l.enabled(dblogger.WARNING) {
+		l.log.Info().Msgf(format, args...)
+	}
+}
+
+func (l *raftLogger) Errorf(format string, args ...interface{}) {
+	if l.enabled(dblogger.ERROR) {
+		l.log.Error().Msgf(format, args...)
+	}
+}
+
+func (l *raftLogger) Panicf(format string, args ...interface{}) {
+	l.log.Error().Msgf(format, args...)
+	panic(fmt.Sprintf(format, args...))
+}
+
+// startRaft starts the NodeHost and the data shard's replica, and waits
+// until the replica has opened its state machine. It returns the local
+// state machine so reads can go to it directly.
+func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
+	routeDragonboatLogs(log)
+	raftDir := filepath.Join(cfg.DataDir, "raft")
+	if cfg.DataLogDir != "" {
+		raftDir = cfg.DataLogDir
+	}
+	if err := os.MkdirAll(raftDir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("raft dir: %w", err)
+	}
+	nhc := config.NodeHostConfig{
+		NodeHostDir:    raftDir,
+		RTTMillisecond: 10,
+		RaftAddress:    cfg.PeerAddr,
+		Expert: config.ExpertConfig{
+			LogDB:        config.GetSmallMemLogDBConfig(),
+			LogDBFactory: tan.Factory,
+		},
+	}
+	nh, err := dragonboat.NewNodeHost(nhc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start raft node host at %s: %w", cfg.PeerAddr, err)
+	}
+	var local *sm.StateMachine
+	ready := make(chan struct{})
+	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
+		local = sm.New(smCfg)
+		close(ready)
+		return &lockedSM{StateMachine: local, mu: applyMu}
+	}
+	rc := config.Config{
+		ShardID:             dataShard,
+		ReplicaID:           cfg.ReplicaID,
+		ElectionRTT:         20,
+		HeartbeatRTT:        2,
+		CheckQuorum:         true,
+		PreVote:             true,
+		SnapshotEntries:     10000,
+		CompactionOverhead:  50000,
+		OrderedConfigChange: true,
+		MaxInMemLogSize:     256 << 20,
+		WaitReady:           true,
+	}
+	members := map[uint64]dragonboat.Target{cfg.ReplicaID: cfg.PeerAddr}
+	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) {
+		members = nil // restart: the bootstrap record is stored
+	}
+	if err := nh.StartOnDiskReplica(members, false, factory, rc); err != nil {
+		nh.Close()
+		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, dataShard, err)
+	}
+	<-ready
+	r := &raftNode{nh: nh, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(dataShard), log: log}
+	return r, local, nil
+}
+
+// waitLeader blocks until the shard has a leader or ctx ends.
+func (r *raftNode) waitLeader(ctx context.Context) error {
+	for {
+		if _, _, ok := r.leader(); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no raft leader elected: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// leader returns the current leader's replica ID and term.
+func (r *raftNode) leader() (id, term uint64, ok bool) {
+	id, term, ok, err := r.nh.GetLeaderID(dataShard)
+	return id, term, ok && err == nil && id != 0
+}
+
+func (r *raftNode) isLeader() bool {
+	id, _, ok := r.leader()
+	return ok && id == r.replicaID
+}
+
+// propose submits cmd and calls done from another goroutine with the
+// applied result or an error (then the outcome is unknown).
+func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
+	data := cmd.Encode()
+	var rs *dragonboat.RequestState
+	var err error
+	for attempt := 0; ; attempt++ {
+		rs, err = r.nh.Propose(r.session, data, proposalTimeout)
+		// SystemBusy means the proposal was not taken: safe to retry.
+		if !errors.Is(err, dragonboat.ErrSystemBusy) || attempt >= 50 {
+			break
+		}
+		time.Sleep(time.Millisecond * time.Duration(1+attempt))
+	}
+	if err != nil {
+		go done(nil, fmt.Errorf("propose: %w", err))
+		return
+	}
+	go func() {
+		res := <-rs.ResultC()
+		rs.Release()
+		if !res.Completed() {
+			done(nil, fmt.Errorf("proposal %s", requestOutcome(res)))
+			return
+		}
+		out, err := sm.DecodeResult(res.GetResult().Data)
+		done(out, err)
+	}()
+}
+
+// proposeSync proposes cmd and waits for its result.
+func (r *raftNode) proposeSync(cmd *sm.Command) (*sm.Result, error) {
+	type answer struct {
+		res *sm.Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	r.propose(cmd, func(res *sm.Result, err error) { ch <- answer{res, err} })
+	a := <-ch
+	return a.res, a.err
+}
+
+// readIndex confirms with the leader that the local replica has applied
+// everything committed so far, then calls done.
+func (r *raftNode) readIndex(done func(error)) {
+	rs, err := r.nh.ReadIndex(dataShard, proposalTimeout)
+	if err != nil {
+		go done(fmt.Errorf("read index: %w", err))
+		return
+	}
+	go func() {
+		res := <-rs.ResultC()
+		rs.Release()
+		if !res.Completed() {
+			done(fmt.Errorf("read index %s", requestOutcome(res)))
+			return
+		}
+		done(nil)
+	}()
+}
+
+func requestOutcome(res dragonboat.RequestResult) string {
+	switch {
+	case res.Timeout():
+		return "timed out"
+	case res.Rejected():
+		return "rejected"
+	case res.Terminated():
+		return "terminated (shard closed)"
+	case res.Dropped():
+		return "dropped (no leader)"
+	case res.Aborted():
+		return "aborted"
+	}
+	return "failed"
+}
+
+// raftStatus is what 4lw, metrics and status commands show.
+type raftStatus struct {
+	LeaderID    uint64
+	Term        uint64
+	HasLeader   bool
+	IsLeader    bool
+	ReplicaID   uint64
+	RaftAddress string
+}
+
+func (r *raftNode) status() raftStatus {
+	id, term, ok := r.leader()
+	return raftStatus{LeaderID: id, Term: term, HasLeader: ok, IsLeader: ok && id == r.replicaID,
+		ReplicaID: r.replicaID, RaftAddress: r.nh.RaftAddress()}
+}
+
+func (r *raftNode) close() { r.nh.Close() }
+
+// writeHealthMetrics dumps dragonboat's own metrics (when enabled).
+func writeHealthMetrics(w io.Writer) { dragonboat.WriteHealthMetrics(w) }

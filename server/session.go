@@ -1,0 +1,258 @@
+package server
+
+import (
+	"crypto/rand"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// handshake answers the ConnectRequest: a new session (a CreateSession
+// command), or a reconnect to an existing one (SetSessionOwner after the
+// password check). It returns false when the connection must close.
+func (c *conn) handshake(frame []byte) bool {
+	var req zkproto.ConnectRequest
+	if err := zkproto.Unmarshal(frame, &req); err != nil {
+		c.log.Warn().Err(err).Msg("malformed ConnectRequest; closing connection")
+		return false
+	}
+	c.srv.metrics.packetsReceived.Add(1)
+	if last := c.srv.lastZxid(); req.LastZxidSeen > last {
+		// ZooKeeper closes without a reply so the client tries another server.
+		c.log.Info().Int64("client_zxid", req.LastZxidSeen).Int64("our_zxid", last).
+			Msg("refusing session: client has seen a later zxid; it must try another server")
+		return false
+	}
+	timeout := c.srv.negotiateTimeout(req.TimeOut)
+	if req.SessionID == 0 {
+		return c.createSession(&req, timeout)
+	}
+	return c.resumeSession(&req, timeout)
+}
+
+func (s *Server) negotiateTimeout(requested int32) int32 {
+	lo, hi := int32(s.cfg.MinSessionTimeout.Milliseconds()), int32(s.cfg.MaxSessionTimeout.Milliseconds())
+	switch {
+	case requested < lo:
+		return lo
+	case requested > hi:
+		return hi
+	}
+	return requested
+}
+
+func (c *conn) createSession(req *zkproto.ConnectRequest, timeout int32) bool {
+	passwd := make([]byte, zkproto.PasswordLength)
+	if _, err := rand.Read(passwd); err != nil {
+		c.log.Error().Err(err).Msg("no randomness for a session password")
+		return false
+	}
+	cmd := &sm.Command{
+		Header: sm.Header{Conn: c.id, Time: time.Now().UnixMilli()},
+		Op:     &sm.CreateSession{Timeout: timeout, Password: passwd, Owner: c.srv.cfg.ReplicaID},
+	}
+	res, err := c.srv.node.proposeSync(cmd)
+	if err != nil || res.Err != zkproto.ErrOK {
+		c.log.Warn().Err(err).Msg("session creation failed; closing connection")
+		return false
+	}
+	c.bindSession(res.Session, timeout)
+	c.log.Info().Str("session", sessionHex(res.Session)).Int32("timeout_ms", timeout).Msg("session created")
+	c.sendConnectResponse(req, timeout, res.Session, passwd)
+	return true
+}
+
+func (c *conn) resumeSession(req *zkproto.ConnectRequest, timeout int32) bool {
+	// ZooKeeper first closes the session's other connections, then checks
+	// the password: a wrong password still kicks the legitimate connection.
+	c.srv.kickSession(req.SessionID, c)
+	info, err := c.srv.sessionInfo(req.SessionID)
+	if err != nil || string(info.Password) != string(req.Passwd) {
+		c.log.Info().Str("session", sessionHex(req.SessionID)).Msg("reconnect refused: session expired or wrong password")
+		c.sendExpired(req)
+		return false
+	}
+	cmd := &sm.Command{
+		Header: sm.Header{Session: req.SessionID, Conn: c.id, Time: time.Now().UnixMilli()},
+		Op:     &sm.SetSessionOwner{Owner: c.srv.cfg.ReplicaID, Password: req.Passwd},
+	}
+	res, err := c.srv.node.proposeSync(cmd)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("session reconnect failed; closing connection")
+		return false
+	}
+	if res.Err != zkproto.ErrOK {
+		c.sendExpired(req)
+		return false
+	}
+	c.bindSession(req.SessionID, timeout)
+	c.log.Info().Str("session", sessionHex(req.SessionID)).Msg("session reconnected")
+	c.sendConnectResponse(req, timeout, req.SessionID, req.Passwd)
+	return true
+}
+
+func (c *conn) bindSession(id int64, timeout int32) {
+	atomic.StoreInt64(&c.session, id)
+	atomic.StoreInt32(&c.timeout, timeout)
+	c.seq = 0
+	c.srv.registerSession(c)
+	c.srv.sessions.add(id, timeout)
+}
+
+func (c *conn) sendConnectResponse(req *zkproto.ConnectRequest, timeout int32, id int64, passwd []byte) {
+	resp := zkproto.ConnectResponse{TimeOut: timeout, SessionID: id, Passwd: passwd, HasReadOnly: req.HasReadOnly}
+	var e zkproto.Encoder
+	off := e.StartFrame()
+	resp.Encode(&e)
+	e.FinishFrame(off)
+	c.enqueue(e.Bytes())
+}
+
+// sendExpired answers as ZooKeeper does for an unknown or expired session
+// or a wrong password: timeout 0, session 0, a zero password, then close.
+func (c *conn) sendExpired(req *zkproto.ConnectRequest) {
+	resp := zkproto.ConnectResponse{Passwd: make([]byte, zkproto.PasswordLength), HasReadOnly: req.HasReadOnly}
+	var e zkproto.Encoder
+	off := e.StartFrame()
+	resp.Encode(&e)
+	e.FinishFrame(off)
+	c.enqueue(e.Bytes())
+	c.closeAfterFlush()
+}
+
+func sessionHex(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }
+
+// sessionTracker keeps session deadlines in memory on the leader and
+// proposes CloseSession(expired) for sessions whose clients went quiet.
+// Every packet of a session's connection touches it.
+type sessionTracker struct {
+	mu        sync.Mutex
+	deadlines map[int64]time.Time
+	timeouts  map[int64]time.Duration
+	expiring  map[int64]bool // CloseSession proposed, not yet applied
+}
+
+func newSessionTracker() *sessionTracker {
+	return &sessionTracker{
+		deadlines: map[int64]time.Time{},
+		timeouts:  map[int64]time.Duration{},
+		expiring:  map[int64]bool{},
+	}
+}
+
+func (t *sessionTracker) add(id int64, timeoutMs int32) {
+	d := time.Duration(timeoutMs) * time.Millisecond
+	t.mu.Lock()
+	t.timeouts[id] = d
+	t.deadlines[id] = time.Now().Add(d)
+	t.mu.Unlock()
+}
+
+func (t *sessionTracker) touch(id int64) {
+	if id == 0 {
+		return
+	}
+	t.mu.Lock()
+	if d, ok := t.timeouts[id]; ok {
+		t.deadlines[id] = time.Now().Add(d)
+	}
+	t.mu.Unlock()
+}
+
+func (t *sessionTracker) remove(id int64) {
+	t.mu.Lock()
+	delete(t.deadlines, id)
+	delete(t.timeouts, id)
+	delete(t.expiring, id)
+	t.mu.Unlock()
+}
+
+// expired returns the sessions past their deadline not yet being closed,
+// marking them as being closed.
+func (t *sessionTracker) expired(now time.Time) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int64
+	for id, dl := range t.deadlines {
+		if now.After(dl) && !t.expiring[id] {
+			t.expiring[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// retry clears the "being closed" mark after a failed proposal.
+func (t *sessionTracker) retry(id int64) {
+	t.mu.Lock()
+	delete(t.expiring, id)
+	t.mu.Unlock()
+}
+
+// snapshot returns every tracked session's deadline (dump).
+func (t *sessionTracker) snapshot() map[int64]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[int64]time.Time, len(t.deadlines))
+	for id, d := range t.deadlines {
+		out[id] = d
+	}
+	return out
+}
+
+func (t *sessionTracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.deadlines)
+}
+
+// expiryLoop proposes the expiry of quiet sessions until stop closes.
+func (s *Server) expiryLoop(stop <-chan struct{}) {
+	tick := time.NewTicker(s.cfg.TickTime / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			for _, id := range s.sessions.expired(now) {
+				s.expireSession(id)
+			}
+		}
+	}
+}
+
+func (s *Server) expireSession(id int64) {
+	cmd := &sm.Command{
+		Header: sm.Header{Session: id, Time: time.Now().UnixMilli()},
+		Op:     &sm.CloseSession{Expired: true},
+	}
+	s.node.propose(cmd, func(res *sm.Result, err error) {
+		if err != nil {
+			s.log.Warn().Err(err).Str("session", sessionHex(id)).Msg("session expiry proposal failed; will retry")
+			s.sessions.retry(id)
+			return
+		}
+		s.log.Info().Str("session", sessionHex(id)).Msg("session expired")
+	})
+}
+
+// loadSessions gives every replicated session a full timeout from now, as
+// a new ZooKeeper leader does.
+func (s *Server) loadSessions() error {
+	v, err := s.store.View()
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	return v.Sessions(func(info *sm.SessionInfo) error {
+		s.sessions.add(info.ID, info.Timeout)
+		return nil
+	})
+}

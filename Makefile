@@ -12,6 +12,10 @@ all: build
 build:
 	$(GO) build -o $(BIN) .
 
+# One node on the embedded default: 127.0.0.1:2181, data in ./zkbridge-data.
+run: build
+	./$(BIN) server
+
 deps:
 	bash scripts/install-zookeeper.sh
 	$(GO) mod download
@@ -25,6 +29,10 @@ fmt-check:
 
 unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# The differential suite alone (real ZooKeeper vs zkbridge).
+compat: deps
+	$(GO) test -count=1 -timeout 15m -run 'TestCompat|TestClient' ./compat-tests/
 
 test: deps vet fmt-check unit
 

@@ -55,6 +55,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 		return c.handleAuth(h.Xid, req.(*zkproto.AuthPacket))
 	case zkproto.OpCloseSession:
 		c.propose(h, &sm.CloseSession{}, true)
+		// Stop reading, but only once the reply is queued: ending the reader
+		// now would close the output first and drop it.
+		c.waitIdle()
 		return false
 	case zkproto.OpCheck:
 		// check is only valid inside a multi. ZooKeeper ≤3.8.4 hangs the
@@ -560,15 +563,12 @@ func maskDigests(acl []zkproto.ACL) []zkproto.ACL {
 	return out
 }
 
-// clientInfos is whoAmI's answer: one (scheme, user) per identity, the
-// authenticated ones first and the connection's ip last, as ZooKeeper lists them.
+// clientInfos is whoAmI's answer: one (scheme, user) per identity, in the
+// order ZooKeeper's hash set of auth ids iterates them.
 func clientInfos(ids []zkproto.Id) []zkproto.ClientInfo {
 	out := make([]zkproto.ClientInfo, 0, len(ids))
-	var ips []zkproto.ClientInfo
-	for _, id := range ids {
+	for _, id := range zookeeperIDOrder(ids) {
 		switch id.Scheme {
-		case "ip":
-			ips = append(ips, zkproto.ClientInfo{AuthScheme: "ip", User: id.ID})
 		case "digest":
 			user, _, _ := strings.Cut(id.ID, ":")
 			out = append(out, zkproto.ClientInfo{AuthScheme: "digest", User: user})
@@ -576,7 +576,7 @@ func clientInfos(ids []zkproto.Id) []zkproto.ClientInfo {
 			out = append(out, zkproto.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
 		}
 	}
-	return append(out, ips...)
+	return out
 }
 
 // errCode turns a read error into the code to answer; anything that is not

@@ -1,0 +1,33 @@
+package server
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+func TestJavaStringHash(t *testing.T) {
+	// Values of "…".hashCode() in Java.
+	for s, want := range map[string]int32{"": 0, "a": 97, "ip": 3367, "hello": 99162322} {
+		if got := javaStringHash(s); got != want {
+			t.Errorf("javaStringHash(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestZookeeperIDOrder(t *testing.T) {
+	ip := zkproto.Id{Scheme: "ip", ID: "127.0.0.1"}
+	// Orders observed on ZooKeeper 3.8 with whoAmI after addauth.
+	cases := []struct{ auth, want []zkproto.Id }{
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("u:p"))}}, []zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("u:p"))}}},
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("alice:secret"))}}, []zkproto.Id{{Scheme: "digest", ID: digestID([]byte("alice:secret"))}, ip}},
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("super:superpw"))}, {Scheme: "super"}},
+			[]zkproto.Id{{Scheme: "digest", ID: digestID([]byte("super:superpw"))}, {Scheme: "super"}, ip}},
+	}
+	for _, c := range cases {
+		if got := zookeeperIDOrder(c.auth); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("zookeeperIDOrder(%v) = %v, want %v", c.auth, got, c.want)
+		}
+	}
+}

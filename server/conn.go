@@ -40,6 +40,11 @@ type conn struct {
 	auth    []zkproto.Id
 	seq     uint64 // sequence number of the last proposed write
 
+	// closeRequested is set when the client sent closeSession: the
+	// connection closes itself after that reply, so the apply path's kick
+	// of the ended session must leave it alone.
+	closeRequested atomic.Bool
+
 	// pending holds requests not yet answered, in request order.
 	pendMu   sync.Mutex
 	pendCond *sync.Cond

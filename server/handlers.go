@@ -54,6 +54,7 @@ func (c *conn) handleRequest(frame []byte) bool {
 	case zkproto.OpAuth:
 		return c.handleAuth(h.Xid, req.(*zkproto.AuthPacket))
 	case zkproto.OpCloseSession:
+		c.closeRequested.Store(true)
 		c.propose(h, &sm.CloseSession{}, true)
 		// Stop reading, but only once the reply is queued: ending the reader
 		// now would close the output first and drop it.

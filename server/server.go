@@ -202,7 +202,7 @@ func (s *Server) kickSession(id int64, keep *conn) {
 	s.connMu.Lock()
 	var victims []*conn
 	for c := range s.bySession[id] {
-		if c != keep {
+		if c != keep && !c.closeRequested.Load() {
 			victims = append(victims, c)
 		}
 	}

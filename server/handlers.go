@@ -390,6 +390,14 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		if err != nil {
 			return errCode(err), nil
 		}
+		// Ordered over the whole set, then filtered, as ZooKeeper does.
+		all = zookeeperEphemeralOrder(all, func(p string) int64 {
+			st, err := v.Exists(p)
+			if err != nil {
+				return 0
+			}
+			return st.Czxid
+		})
 		prefix := strings.TrimSpace(r.PrefixPath)
 		out := make([]string, 0, len(all))
 		for _, p := range all {

@@ -31,3 +31,18 @@ func TestZookeeperIDOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestZookeeperEphemeralOrder(t *testing.T) {
+	czxid := map[string]int64{"/zkcli/eph": 1, "/zkcli/ephseq-0000000004": 2}
+	// Observed on ZooKeeper 3.8: both fall in the clone's bucket 3 of 4,
+	// ordered by the original's buckets (7 and 3).
+	got := zookeeperEphemeralOrder([]string{"/zkcli/eph", "/zkcli/ephseq-0000000004"}, func(p string) int64 { return czxid[p] })
+	if want := []string{"/zkcli/ephseq-0000000004", "/zkcli/eph"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order = %v, want %v", got, want)
+	}
+	for c, want := range map[int]int{0: 1, 1: 1, 2: 2, 3: 4, 5: 8, 16: 16, 17: 32} {
+		if got := tableSizeFor(c); got != want {
+			t.Errorf("tableSizeFor(%d) = %d, want %d", c, got, want)
+		}
+	}
+}

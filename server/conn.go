@@ -271,10 +271,7 @@ func (c *conn) shutdown() {
 // queue is empty, but a peer that stops reading cannot hold it open past
 // the write timeout.
 func (c *conn) abortSoon() {
-	go func() {
-		time.Sleep(c.writeTimeout())
-		c.abort()
-	}()
+	time.AfterFunc(c.writeTimeout(), c.abort)
 }
 
 // addPending reserves the next reply slot.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -276,12 +275,4 @@ func (m *watchManager) byPathSessions() map[string][]int64 {
 		sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
 	}
 	return out
-}
-
-// hasPrefix reports whether path is prefix or lies under it.
-func hasPathPrefix(path, prefix string) bool {
-	if prefix == "/" {
-		return true
-	}
-	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }

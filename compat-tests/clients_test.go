@@ -248,3 +248,45 @@ func TestClientZkCli(t *testing.T) {
 		t.Fatalf("zkCli output differs (ZooKeeper vs zkbridge):\n%s", d)
 	}
 }
+
+// ---- kazoo ----
+
+// TestClientKazoo runs clients/kazoo_recipes.py (Lock, Election, Counter,
+// Queue, LockingQueue, Barrier, DoubleBarrier, Party, Semaphore, TreeCache,
+// DataWatch, ChildrenWatch, transactions) against each server: the script
+// asserts on its own and prints one line per recipe, and both servers'
+// lines must be the same.
+func TestClientKazoo(t *testing.T) {
+	zkAddr, zbAddr := servers(t)
+	requireTool(t, python3Path)
+	if out, err := exec.Command(python3Path, "-c", "import kazoo").CombinedOutput(); err != nil {
+		t.Fatalf("kazoo is not importable by %s (%v: %s): %s", python3Path, err, out, installHint)
+	}
+	script := filepath.Join(RepoRoot(), "compat-tests", "clients", "kazoo_recipes.py")
+	type result struct {
+		out string
+		err error
+	}
+	start := time.Now()
+	zk, zb := both(zkAddr, zbAddr, func(addr string) result {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, python3Path, script, addr, "/kazoo").CombinedOutput()
+		return result{string(out), err}
+	})
+	t.Logf("kazoo recipes: %v", time.Since(start).Round(time.Millisecond))
+	for name, r := range map[string]result{"ZooKeeper": zk, "zkbridge": zb} {
+		if r.err != nil || !strings.HasSuffix(r.out, "OK\n") {
+			t.Errorf("kazoo recipes against %s failed (%v):\n%s", name, r.err, r.out)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if testing.Verbose() {
+		t.Logf("kazoo output (ZooKeeper):\n%s", zk.out)
+	}
+	if d := diff(strings.Split(zk.out, "\n"), strings.Split(zb.out, "\n")); d != "" {
+		t.Fatalf("kazoo recipes observed different results (ZooKeeper vs zkbridge):\n%s", d)
+	}
+}

@@ -57,18 +57,24 @@ type conn struct {
 	closing  bool // write what is queued, then close
 	closed   bool
 	doneOnce sync.Once
+	// dead is closed when the socket is closed; drained (under pendMu) is
+	// set then too: pending replies are moot and their slots are returned.
+	dead     chan struct{}
+	deadOnce sync.Once
+	drained  bool
 
 	stats connStats
 }
 
 // pendingReply is one request awaiting its reply.
 type pendingReply struct {
-	xid   int32
-	op    zkproto.OpCode
-	start time.Time
-	done  bool
-	frame []byte
-	close bool // close the connection after this reply
+	xid     int32
+	op      zkproto.OpCode
+	start   time.Time
+	done    bool
+	frame   []byte
+	close   bool // close the connection after this reply
+	noToken bool // took no node-wide slot (the connection was already dead)
 }
 
 type connStats struct {
@@ -98,7 +104,7 @@ func newConnID() uint64 {
 func newConn(s *Server, nc net.Conn) *conn {
 	remote := nc.RemoteAddr().String()
 	ip, _, _ := net.SplitHostPort(remote)
-	c := &conn{srv: s, nc: nc, id: newConnID(), remote: remote, ip: ip}
+	c := &conn{srv: s, nc: nc, id: newConnID(), remote: remote, ip: ip, dead: make(chan struct{})}
 	c.log = s.log.With().Str("remote", remote).Logger()
 	c.pendCond = sync.NewCond(&c.pendMu)
 	c.outCond = sync.NewCond(&c.outMu)
@@ -201,7 +207,15 @@ func (c *conn) abort() {
 	c.outCond.Signal()
 	c.outMu.Unlock()
 	_ = c.nc.Close()
+	c.deadOnce.Do(func() { close(c.dead) })
 	c.pendMu.Lock()
+	if !c.drained {
+		c.drained = true
+		for _, p := range c.pending {
+			c.releaseSlot(p)
+		}
+		c.pending = nil
+	}
 	c.pendCond.Broadcast()
 	c.pendMu.Unlock()
 }
@@ -274,12 +288,25 @@ func (c *conn) abortSoon() {
 	time.AfterFunc(c.writeTimeout(), c.abort)
 }
 
-// addPending reserves the next reply slot.
+// addPending reserves the next reply slot: one of the node's
+// globalOutstandingLimit slots, then a place in the connection's order.
+// Both waits are backpressure: the reader stops reading meanwhile. Never
+// call it with the apply lock held (the slots free up only as writes apply).
 func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	p := &pendingReply{xid: xid, op: op, start: time.Now()}
+	select {
+	case c.srv.slots <- struct{}{}:
+	case <-c.dead:
+		p.noToken = true
+	}
 	c.pendMu.Lock()
 	for len(c.pending) >= maxPendingPerConn && !c.isClosed() {
 		c.pendCond.Wait()
+	}
+	if c.drained {
+		c.pendMu.Unlock()
+		c.releaseSlot(p)
+		return p
 	}
 	c.pending = append(c.pending, p)
 	c.pendMu.Unlock()
@@ -287,10 +314,27 @@ func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	return p
 }
 
+// releaseSlot returns p's node-wide slot. It never blocks.
+func (c *conn) releaseSlot(p *pendingReply) {
+	if p.noToken {
+		return
+	}
+	p.noToken = true
+	select {
+	case <-c.srv.slots:
+	default:
+	}
+	c.srv.metrics.outstanding.Add(-1)
+}
+
 // complete fills a reply slot and releases every completed reply at the
 // head of the pending list, in order.
 func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 	c.pendMu.Lock()
+	if c.drained { // the connection is gone; its slots were returned
+		c.pendMu.Unlock()
+		return
+	}
 	p.frame, p.done, p.close = frame, true, closeAfter
 	released := 0
 	for len(c.pending) > 0 && c.pending[0].done {
@@ -298,6 +342,7 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
 		released++
+		c.releaseSlot(head)
 		c.recordReply(head)
 		if head.frame != nil {
 			c.enqueue(head.frame)
@@ -310,7 +355,6 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 		c.pendCond.Broadcast()
 	}
 	c.pendMu.Unlock()
-	c.srv.metrics.outstanding.Add(-int64(released))
 }
 
 // waitIdle blocks until every earlier request of the connection has been

@@ -205,6 +205,11 @@ func (s *Server) monitorValues() []monitorValue {
 	integer("raft_commit_index", "last Raft index known committed", applied)
 	integer("raft_apply_lag", "committed but not yet applied entries", 0)
 	integer("raft_applied_entries_total", "entries applied since start", s.metrics.applied.Load())
+	flo, favg, fhi, fcnt := s.metrics.fsync.get()
+	num("zk_min_fsynctime", "Raft log write+fsync, min ms", flo, javaDouble(flo))
+	num("zk_avg_fsynctime", "Raft log write+fsync, avg ms", favg, javaDouble(favg))
+	num("zk_max_fsynctime", "Raft log write+fsync, max ms", fhi, javaDouble(fhi))
+	integer("zk_cnt_fsynctime", "Raft log writes", int64(fcnt))
 	return out
 }
 

@@ -121,9 +121,34 @@ func multiOps(r *zkproto.MultiRequest) ([]sm.Op, bool) {
 	for _, op := range r.Ops {
 		switch q := op.Request.(type) {
 		case *zkproto.CreateRequest:
-			ops = append(ops, &sm.Create{OpCode: op.Type, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags})
+			// ZooKeeper rebuilds each create of a multi from its flags
+			// (MultiOperationRecord → Op.create): create, create2 and
+			// createContainer all become create, or createContainer for
+			// flag 4; TTL flags without a TTL record cannot be served.
+			code := zkproto.OpCreate
+			switch zkproto.CreateMode(q.Flags) {
+			case zkproto.ModeContainer:
+				code = zkproto.OpCreateContainer
+			case zkproto.ModePersistentWithTTL, zkproto.ModePersistentSequentialWithTTL:
+				return nil, false
+			}
+			ops = append(ops, &sm.Create{OpCode: code, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags})
 		case *zkproto.CreateTTLRequest:
-			ops = append(ops, &sm.Create{OpCode: op.Type, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags, TTL: q.TTL})
+			// createTTL keeps its TTL only for a TTL mode; otherwise it is
+			// a plain create (or container) whose unknown flags read as
+			// persistent (CreateMode.fromFlag with a default).
+			mode, err := zkproto.ParseCreateMode(q.Flags)
+			if err != nil {
+				mode = zkproto.ModePersistent
+			}
+			switch {
+			case mode.IsTTL():
+				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreateTTL, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags, TTL: q.TTL})
+			case mode.IsContainer():
+				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreateContainer, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: int32(mode)})
+			default:
+				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreate, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: int32(mode)})
+			}
 		case *zkproto.DeleteRequest:
 			if op.Type != zkproto.OpDelete {
 				return nil, false
@@ -149,7 +174,8 @@ func (c *conn) commandHeader() sm.Header {
 		Conn:    c.id,
 		Seq:     c.seq,
 		Time:    time.Now().UnixMilli(),
-		Auth:    c.authIDs(),
+		// in ZooKeeper's set order: the `auth` ACL scheme expands in it
+		Auth: zookeeperIDOrder(c.authIDs()),
 	}
 }
 
@@ -241,6 +267,10 @@ func (c *conn) handleAuth(xid int32, a *zkproto.AuthPacket) bool {
 	var add []zkproto.Id
 	switch a.Scheme {
 	case "digest":
+		if a.Auth == nil {
+			// ZooKeeper's provider throws on a null buffer: AuthFailed.
+			return c.authFailed(xid, a.Scheme)
+		}
 		id := digestID(a.Auth)
 		add = append(add, zkproto.Id{Scheme: "digest", ID: id})
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
@@ -249,11 +279,7 @@ func (c *conn) handleAuth(xid int32, a *zkproto.AuthPacket) bool {
 	case "ip":
 		add = append(add, zkproto.Id{Scheme: "ip", ID: c.ip})
 	default:
-		c.log.Info().Str("scheme", a.Scheme).Msg("auth with unsupported scheme; answering AuthFailed and closing")
-		c.srv.metrics.authFailed.Add(1)
-		c.enqueue(replyFrame(xid, 0, zkproto.ErrAuthFailed, nil))
-		c.closeAfterFlush()
-		return false
+		return c.authFailed(xid, a.Scheme)
 	}
 	c.stats.mu.Lock()
 	ids := append([]zkproto.Id(nil), c.auth...)
@@ -268,6 +294,15 @@ func (c *conn) handleAuth(xid int32, a *zkproto.AuthPacket) bool {
 	return true
 }
 
+// authFailed answers AuthFailed and closes, as ZooKeeper does.
+func (c *conn) authFailed(xid int32, scheme string) bool {
+	c.log.Info().Str("scheme", scheme).Msg("auth failed or unsupported scheme; answering AuthFailed and closing")
+	c.srv.metrics.authFailed.Add(1)
+	c.enqueue(replyFrame(xid, 0, zkproto.ErrAuthFailed, nil))
+	c.closeAfterFlush()
+	return false
+}
+
 func containsID(ids []zkproto.Id, id zkproto.Id) bool {
 	for _, x := range ids {
 		if x == id {
@@ -279,9 +314,12 @@ func containsID(ids []zkproto.Id, id zkproto.Id) bool {
 
 // digestID is DigestAuthenticationProvider's id for "user:password":
 // user + ":" + base64(sha1("user:password")).
+// ZooKeeper first decodes the bytes to a Java string, so malformed UTF-8
+// becomes U+FFFD in both the user name and the hashed text.
 func digestID(auth []byte) string {
-	user, _, _ := strings.Cut(string(auth), ":")
-	sum := sha1.Sum(auth)
+	text := javaUTF8(auth)
+	user, _, _ := strings.Cut(text, ":")
+	sum := sha1.Sum([]byte(text))
 	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
@@ -289,6 +327,7 @@ func digestID(auth []byte) string {
 // lock held shared, so the view, the watch registration and the queued reply
 // are atomic with respect to applies and their watch events.
 func (c *conn) handleRead(h zkproto.RequestHeader, req zkproto.Record) {
+	p := c.addPending(h.Xid, h.Type) // may wait: before the lock
 	c.srv.applyMu.RLock()
 	defer c.srv.applyMu.RUnlock()
 	v, err := c.srv.store.View()
@@ -300,7 +339,7 @@ func (c *conn) handleRead(h zkproto.RequestHeader, req zkproto.Record) {
 	defer v.Close()
 	zxid, _ := v.LastZxid()
 	code, body := c.read(v, h.Type, req)
-	c.replyNow(h.Xid, h.Type, zxid, code, body)
+	c.complete(p, replyFrame(h.Xid, zxid, code, body), false)
 }
 
 func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.ErrCode, zkproto.Record) {
@@ -312,7 +351,7 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		if strings.IndexByte(r.Path, 0) >= 0 {
 			return zkproto.ErrBadArguments, nil
 		}
-		n, err := v.Get(r.Path)
+		n, err := v.Get(nodePath(r.Path))
 		if err != nil {
 			if code := errCode(err); code != zkproto.ErrNoNode {
 				return code, nil
@@ -331,7 +370,7 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		return zkproto.ErrOK, &zkproto.ExistsResponse{Stat: n.Stat}
 	case zkproto.OpGetData:
 		r := req.(*zkproto.GetDataRequest)
-		n, err := v.Get(r.Path)
+		n, err := v.Get(nodePath(r.Path))
 		if err != nil {
 			return errCode(err), nil
 		}
@@ -357,7 +396,7 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		return zkproto.ErrOK, &zkproto.GetChildren2Response{Children: names, Stat: stat}
 	case zkproto.OpGetACL:
 		r := req.(*zkproto.GetACLRequest)
-		n, err := v.Get(r.Path)
+		n, err := v.Get(nodePath(r.Path))
 		if err != nil {
 			return errCode(err), nil
 		}
@@ -372,16 +411,20 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		return zkproto.ErrOK, &zkproto.GetACLResponse{ACL: acl, Stat: n.Stat}
 	case zkproto.OpGetAllChildrenNumber:
 		r := req.(*zkproto.GetAllChildrenNumberRequest)
-		n, err := v.Get(r.Path)
+		n, err := v.Get(nodePath(r.Path))
 		if err != nil {
 			return errCode(err), nil
 		}
 		if !sm.CheckACL(n.ACL, zkproto.PermRead, ids, super) {
 			return zkproto.ErrNoAuth, nil
 		}
-		total, err := v.AllChildrenNumber(r.Path)
+		total, err := v.AllChildrenNumber(nodePath(r.Path))
 		if err != nil {
 			return errCode(err), nil
+		}
+		if r.Path == "" {
+			// ZooKeeper counts the keys under prefix "/": "/" itself too
+			total++
 		}
 		return zkproto.ErrOK, &zkproto.GetAllChildrenNumberResponse{TotalNumber: int32(total)}
 	case zkproto.OpGetEphemerals:
@@ -448,6 +491,15 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 	return zkproto.ErrUnimplemented, nil
 }
 
+// nodePath is the node a read's path names: ZooKeeper's node table holds
+// the root under "" as well as "/", so reads of "" see the root.
+func nodePath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
 func childrenArgs(req zkproto.Record) (string, bool) {
 	if r, ok := req.(*zkproto.GetChildrenRequest); ok {
 		return r.Path, r.Watch
@@ -466,6 +518,7 @@ func watchArgs(req zkproto.Record) (string, zkproto.WatcherType) {
 
 // children reads a node's children after checking READ on it.
 func (c *conn) children(v *sm.View, path string, ids []zkproto.Id) ([]string, zkproto.Stat, zkproto.ErrCode) {
+	path = nodePath(path)
 	n, err := v.Get(path)
 	if err != nil {
 		return nil, zkproto.Stat{}, errCode(err)
@@ -489,7 +542,7 @@ func (c *conn) multiRead(v *sm.View, r *zkproto.MultiRequest, ids []zkproto.Id) 
 	for _, op := range r.Ops {
 		switch q := op.Request.(type) {
 		case *zkproto.GetDataRequest:
-			n, err := v.Get(q.Path)
+			n, err := v.Get(nodePath(q.Path))
 			switch {
 			case err != nil:
 				out.Results = append(out.Results, zkproto.ErrorResult(errCode(err)))

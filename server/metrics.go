@@ -19,43 +19,59 @@ type metrics struct {
 	applied         atomic.Int64
 	failedWrites    atomic.Int64
 
-	latMu    sync.Mutex
-	latMin   int64
-	latMax   int64
-	latSum   int64
-	latCount int64
+	requests summary // request latency, ms
+	fsync    summary // Raft log write + fsync, ms (ZooKeeper's fsynctime)
 }
 
-func newMetrics() *metrics { return &metrics{latMin: -1} }
+func newMetrics() *metrics { return &metrics{} }
 
-func (m *metrics) recordLatency(ms int64) {
-	m.latMu.Lock()
-	if m.latMin < 0 || ms < m.latMin {
-		m.latMin = ms
-	}
-	if ms > m.latMax {
-		m.latMax = ms
-	}
-	m.latSum += ms
-	m.latCount++
-	m.latMu.Unlock()
+// summary is a min/avg/max/count of observations, as ZooKeeper's
+// AvgMinMaxCounter.
+type summary struct {
+	mu                   sync.Mutex
+	min, max, sum, count float64
 }
+
+func (s *summary) observe(v float64) {
+	s.mu.Lock()
+	if s.count == 0 || v < s.min {
+		s.min = v
+	}
+	if v > s.max {
+		s.max = v
+	}
+	s.sum += v
+	s.count++
+	s.mu.Unlock()
+}
+
+// get returns min, avg, max and count (all 0 when nothing was observed).
+func (s *summary) get() (min, avg, max, count float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.count == 0 {
+		return 0, 0, 0, 0
+	}
+	return s.min, s.sum / s.count, s.max, s.count
+}
+
+func (s *summary) reset() {
+	s.mu.Lock()
+	s.min, s.max, s.sum, s.count = 0, 0, 0, 0
+	s.mu.Unlock()
+}
+
+func (m *metrics) recordLatency(ms int64) { m.requests.observe(float64(ms)) }
 
 // latency returns min/avg/max in ms (0/0.0/0 when idle, as ZooKeeper).
 func (m *metrics) latency() (min int64, avg float64, max int64) {
-	m.latMu.Lock()
-	defer m.latMu.Unlock()
-	if m.latCount == 0 {
-		return 0, 0, 0
-	}
-	return m.latMin, float64(m.latSum) / float64(m.latCount), m.latMax
+	lo, avg, hi, _ := m.requests.get()
+	return int64(lo), avg, int64(hi)
 }
 
 // reset is srst: latency and packet counters start over.
 func (m *metrics) reset() {
-	m.latMu.Lock()
-	m.latMin, m.latMax, m.latSum, m.latCount = -1, 0, 0, 0
-	m.latMu.Unlock()
+	m.requests.reset()
 	m.packetsReceived.Store(0)
 	m.packetsSent.Store(0)
 }

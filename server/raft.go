@@ -15,6 +15,8 @@ import (
 	"github.com/lni/dragonboat/v4/config"
 	dblogger "github.com/lni/dragonboat/v4/logger"
 	"github.com/lni/dragonboat/v4/plugin/tan"
+	"github.com/lni/dragonboat/v4/raftio"
+	"github.com/lni/dragonboat/v4/raftpb"
 	dbsm "github.com/lni/dragonboat/v4/statemachine"
 	"github.com/rs/zerolog"
 
@@ -120,7 +122,7 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 // startRaft starts the NodeHost and the data shard's replica, and waits
 // until the replica has opened its state machine. It returns the local
 // state machine so reads can go to it directly.
-func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
+func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
 	routeDragonboatLogs(log)
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if cfg.DataLogDir != "" {
@@ -135,7 +137,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, log zerolog.
 		RaftAddress:    cfg.PeerAddr,
 		Expert: config.ExpertConfig{
 			LogDB:        config.GetSmallMemLogDBConfig(),
-			LogDBFactory: tan.Factory,
+			LogDBFactory: timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
 		},
 	}
 	nh, err := dragonboat.NewNodeHost(nhc)
@@ -297,3 +299,33 @@ func (r *raftNode) close() { r.nh.Close() }
 
 // writeHealthMetrics dumps dragonboat's own metrics (when enabled).
 func writeHealthMetrics(w io.Writer) { dragonboat.WriteHealthMetrics(w) }
+
+// timedLogDBFactory wraps a LogDB factory to time every SaveRaftState: the
+// Raft log write and its fsync, the durability point of every write. Its
+// Name is the wrapped one's, which dragonboat records in the data dir.
+type timedLogDBFactory struct {
+	inner   config.LogDBFactory
+	observe func(time.Duration)
+}
+
+func (f timedLogDBFactory) Create(c config.NodeHostConfig, cb config.LogDBCallback, dirs, wals []string) (raftio.ILogDB, error) {
+	db, err := f.inner.Create(c, cb, dirs, wals)
+	if err != nil {
+		return nil, err
+	}
+	return &timedLogDB{ILogDB: db, observe: f.observe}, nil
+}
+
+func (f timedLogDBFactory) Name() string { return f.inner.Name() }
+
+type timedLogDB struct {
+	raftio.ILogDB
+	observe func(time.Duration)
+}
+
+func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) error {
+	start := time.Now()
+	err := t.ILogDB.SaveRaftState(updates, shardID)
+	t.observe(time.Since(start))
+	return err
+}

@@ -32,6 +32,10 @@ type Server struct {
 	sessions *sessionTracker
 	metrics  *metrics
 
+	// slots holds one token per request in flight on this node, up to
+	// globalOutstandingLimit.
+	slots chan struct{}
+
 	connMu    sync.Mutex
 	conns     map[*conn]struct{}
 	bySession map[int64]map[*conn]struct{}
@@ -63,6 +67,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		bySession: map[int64]map[*conn]struct{}{},
 		perIP:     map[string]int{},
 		stop:      make(chan struct{}),
+		slots:     make(chan struct{}, cfg.GlobalOutstandingLimit),
 	}
 	srv.mask.Store(306) // ZooKeeper's default trace mask
 	return srv, nil
@@ -94,7 +99,8 @@ func (s *Server) Start(ctx context.Context) error {
 		DisableTTL:  s.cfg.ExtendedTypesDisabled,
 		Notify:      s.applied,
 	}
-	node, store, err := startRaft(&s.cfg, smCfg, &s.applyMu, s.log)
+	fsync := func(d time.Duration) { s.metrics.fsync.observe(float64(d.Microseconds()) / 1000) }
+	node, store, err := startRaft(&s.cfg, smCfg, &s.applyMu, fsync, s.log)
 	if err != nil {
 		ln.Close()
 		return err

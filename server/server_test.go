@@ -284,3 +284,52 @@ func FuzzConnection(f *testing.F) {
 		}
 	})
 }
+
+func TestGlobalOutstandingLimitIsBackpressureNotLoss(t *testing.T) {
+	s := startTestServer(t, func(c *Config) { c.GlobalOutstandingLimit = 4 })
+	a, b := dial(t, s), dial(t, s)
+	const n = 200
+	for _, c := range []*testClient{a, b} {
+		go func(c *testClient) {
+			for i := 0; i < n; i++ {
+				if i%2 == 0 {
+					c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: fmt.Sprintf("/g%d-%d", c.sid, i), ACL: zkproto.OpenACLUnsafe()})
+				} else {
+					c.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/"})
+				}
+			}
+		}(c)
+	}
+	for _, c := range []*testClient{a, b} {
+		for i := 1; i <= n; i++ {
+			if h, _ := c.reply(); h.Xid != int32(i) || h.Err != zkproto.ErrOK {
+				t.Fatalf("reply %d: %+v", i, h)
+			}
+		}
+	}
+	if got := s.metrics.outstanding.Load(); got != 0 {
+		t.Fatalf("outstanding %d after every reply", got)
+	}
+}
+
+func TestMonitorReportsFsyncAndRaft(t *testing.T) {
+	s := startTestServer(t, nil)
+	c := dial(t, s)
+	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/m", ACL: zkproto.OpenACLUnsafe()})
+	c.reply()
+	keys := map[string]bool{}
+	for _, v := range s.monitorValues() {
+		keys[v.key] = true
+	}
+	for _, k := range []string{"zk_avg_latency", "zk_znode_count", "zk_cnt_fsynctime", "raft_role", "raft_term", "raft_applied_index"} {
+		if !keys[k] {
+			t.Errorf("mntr lacks %s", k)
+		}
+	}
+	if _, _, _, n := s.metrics.fsync.get(); n == 0 {
+		t.Error("no Raft log write was timed")
+	}
+	if got := s.treeStats().nodeCount(); got != 6 {
+		t.Errorf("node count %d, want 6 (4 special + /m, root counted twice)", got)
+	}
+}

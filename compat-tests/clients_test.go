@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,5 +289,112 @@ func TestClientKazoo(t *testing.T) {
 	}
 	if d := diff(strings.Split(zk.out, "\n"), strings.Split(zb.out, "\n")); d != "" {
 		t.Fatalf("kazoo recipes observed different results (ZooKeeper vs zkbridge):\n%s", d)
+	}
+}
+
+// ---- the C client ----
+
+var (
+	cliMtDropLine = regexp.MustCompile(`^(Got a new session id: |time = -?\d+ msec$|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+:\d+\(0x[0-9a-f]+\):ZOO_)`)
+	cliMtTime     = regexp.MustCompile(`^(\s*[cm]time ?= ?)(\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})$`)
+	cliMtZxid     = regexp.MustCompile(`^(\s*[cm]zxid=)([0-9a-f]+)$`) // cli prints ids in hex
+	cliMtOwner    = regexp.MustCompile(`^(\s*ephemeralOwner = )([0-9a-f]+)$`)
+	cliMtChildren = regexp.MustCompile(`^/.*: rc = 0$`)
+)
+
+// cliMtRun runs one command in cli_mt's batch mode and returns what it
+// printed (all of it goes to stderr).
+func cliMtRun(addr, command string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, cliMtPath, addr, "cmd:"+command).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%q did not finish in 10 s", command)
+	}
+	return string(out), err
+}
+
+// cliMtNormalise maps the zxids, session ids and times of cli_mt's
+// output like the transcripts do, drops session-id, timing and log lines,
+// and sorts the children that ls and ls2 print (ZooKeeper returns them in
+// hash-set order, which the suite does not compare).
+func cliMtNormalise(tr *Transcript, command, out string) []string {
+	lines := []string{"> " + command}
+	var children []string
+	flush := func() {
+		sort.Strings(children)
+		lines = append(lines, children...)
+		children = nil
+	}
+	inChildren := false
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimRight(l, "\r ")
+		if l == "" || cliMtDropLine.MatchString(l) {
+			continue
+		}
+		if inChildren && strings.HasPrefix(l, "\t") && !strings.Contains(l, "=") {
+			children = append(children, "  "+l)
+			continue
+		}
+		flush()
+		inChildren = strings.HasPrefix(command, "ls") && cliMtChildren.MatchString(l)
+		if m := cliMtTime.FindStringSubmatch(l); m != nil {
+			ts, err := time.ParseInLocation("Mon Jan _2 15:04:05 2006", m[2], time.Local)
+			if err == nil {
+				tr.mu.Lock()
+				l = m[1] + tr.timeLocked(ts.UnixMilli())
+				tr.mu.Unlock()
+			}
+		} else if m := cliMtZxid.FindStringSubmatch(l); m != nil {
+			z, _ := strconv.ParseUint(m[2], 16, 64)
+			l = m[1] + tr.Zxid(int64(z))
+		} else if m := cliMtOwner.FindStringSubmatch(l); m != nil {
+			s, _ := strconv.ParseUint(m[2], 16, 64)
+			l = m[1] + tr.Session(int64(s))
+		}
+		lines = append(lines, "  "+l)
+	}
+	flush()
+	return lines
+}
+
+// TestClientCliMt runs clients/cli_mt.txt with ZooKeeper's C client, one
+// command per cli_mt process, against each server and requires the same
+// normalised output.
+func TestClientCliMt(t *testing.T) {
+	zkAddr, zbAddr := servers(t)
+	requireTool(t, cliMtPath)
+	cmds := clientScript(t, "cli_mt.txt")
+	type result struct {
+		lines []string
+		err   error
+	}
+	start := time.Now()
+	zk, zb := both(zkAddr, zbAddr, func(addr string) result {
+		tr := NewTranscript()
+		tr.start = start
+		var r result
+		for _, c := range cmds {
+			out, err := cliMtRun(addr, c)
+			if err != nil {
+				r.err = fmt.Errorf("cli_mt %s: %v\n%s", c, err, out)
+				return r
+			}
+			r.lines = append(r.lines, cliMtNormalise(tr, c, out)...)
+		}
+		return r
+	})
+	t.Logf("cli_mt: %d commands in %v", len(cmds), time.Since(start).Round(time.Millisecond))
+	if zk.err != nil {
+		t.Fatalf("against ZooKeeper: %v", zk.err)
+	}
+	if zb.err != nil {
+		t.Fatalf("against zkbridge: %v", zb.err)
+	}
+	if testing.Verbose() {
+		t.Logf("normalised output (ZooKeeper):\n%s", strings.Join(zk.lines, "\n"))
+	}
+	if d := diff(zk.lines, zb.lines); d != "" {
+		t.Fatalf("cli_mt output differs (ZooKeeper vs zkbridge):\n%s", d)
 	}
 }

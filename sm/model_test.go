@@ -339,7 +339,13 @@ func (m *model) closeSession(c *mCtx, id int64) {
 			eph = append(eph, p)
 		}
 	}
-	sort.Strings(eph)
+	// ZooKeeper's deletion order (hash-set order, pinned against Java by
+	// TestCloseOrderMatchesJava).
+	czxid := make([]int64, len(eph))
+	for i, p := range eph {
+		czxid[i] = m.nodes[p].czxid
+	}
+	closeOrder(eph, czxid)
 	for _, p := range eph {
 		m.remove(c, p)
 	}

@@ -101,6 +101,13 @@ func (a *applier) createSession(o *CreateSession, res *Result) error {
 }
 
 func (a *applier) setSessionOwner(o *SetSessionOwner, res *Result) error {
+	// A reconnect is no transaction in ZooKeeper: it must not consume a
+	// zxid. Lowering zxidBase by one gives the next entry the zxid this one
+	// would have had; this entry reports the previous zxid as its own.
+	a.zxidBase--
+	a.zxid--
+	res.Zxid = a.zxid
+	a.t.set(keyZxidBase, encodeInt(a.zxidBase))
 	s, err := a.t.session(a.hdr.Session)
 	if err != nil {
 		return err
@@ -116,7 +123,8 @@ func (a *applier) setSessionOwner(o *SetSessionOwner, res *Result) error {
 }
 
 // closeSession deletes the session and all of its ephemerals in this one
-// transaction (path order), emitting the usual delete events.
+// transaction (in ZooKeeper's order, see closeOrder), emitting the usual
+// delete events.
 func (a *applier) closeSession(o *CloseSession, res *Result) error {
 	var s *SessionInfo
 	if o.Expired {
@@ -148,7 +156,9 @@ func (a *applier) closeSession(o *CloseSession, res *Result) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range paths {
+	nodes := make(map[string]*nodeRec, len(paths))
+	czxids := make([]int64, len(paths))
+	for i, p := range paths {
 		n, err := a.t.node(p)
 		if err != nil {
 			return err
@@ -156,6 +166,11 @@ func (a *applier) closeSession(o *CloseSession, res *Result) error {
 		if n == nil || n.kind != kindEphemeral || n.owner != s.ID {
 			return fmt.Errorf("close session %#x: ephemeral index names %s, which is not its node", s.ID, p)
 		}
+		nodes[p], czxids[i] = n, n.czxid
+	}
+	closeOrder(paths, czxids)
+	for _, p := range paths {
+		n := nodes[p]
 		parentPath, _ := parentOf(p)
 		parent, err := a.t.node(parentPath)
 		if err != nil {

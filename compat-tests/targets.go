@@ -108,3 +108,34 @@ func StartZkbridge(dir string) (*Zkbridge, error) {
 
 // Stop stops the node.
 func (z *Zkbridge) Stop() { z.Srv.Stop() }
+
+// Ensemble is a real ZooKeeper ensemble started by
+// scripts/start-zookeeper-ensemble.sh, the oracle for cluster scenarios.
+type Ensemble struct {
+	Addrs []string // client address of each node, in myid order
+	pids  string
+	dir   string
+}
+
+// StartZooKeeperEnsemble starts n ZooKeeper nodes on loopback and waits
+// until they have a leader and all serve.
+func StartZooKeeperEnsemble(n int) (*Ensemble, error) {
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "start-zookeeper-ensemble.sh"), fmt.Sprint(n))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", ReapInterval.Milliseconds()))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("start-zookeeper-ensemble.sh: %v: %s", err, stderr.String())
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 {
+		return nil, fmt.Errorf("start-zookeeper-ensemble.sh printed %q, want CONNECT PIDS DIR", out)
+	}
+	return &Ensemble{Addrs: strings.Split(f[0], ","), pids: f[1], dir: f[2]}, nil
+}
+
+// Stop stops every node and removes the ensemble's directory.
+func (e *Ensemble) Stop() {
+	_ = exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "stop-zookeeper.sh"), e.pids, e.dir).Run()
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Starts a real ZooKeeper 3.8 ensemble of N nodes (default 3) on loopback
+# ports with fresh data directories, waits until it has a leader and every
+# node serves, and prints "CONNECT PIDS DIR": the clients' connection string
+# (127.0.0.1:P1,127.0.0.1:P2,...), the comma-separated PIDs and the base dir.
+# Stop it with: stop-zookeeper.sh PIDS DIR
+#
+# usage: start-zookeeper-ensemble.sh [N]
+# environment: as start-zookeeper.sh (ZK_SUPER_DIGEST, ZK_CONTAINER_CHECK_MS,
+# ZK_TICK_TIME, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS)
+set -euo pipefail
+
+die() { echo "start-zookeeper-ensemble: $*" >&2; exit 1; }
+
+n=${1:-3}
+jar=/usr/share/java/zookeeper.jar
+[ -f "$jar" ] || die "ZooKeeper is not installed ($jar missing); run scripts/install-zookeeper.sh"
+command -v java >/dev/null || die "java not found; run scripts/install-zookeeper.sh"
+
+# 3 ports per node: client, quorum, election.
+mapfile -t ports < <(/usr/bin/python3 -c '
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1]) * 3):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+for s in socks:
+    print(s.getsockname()[1])
+for s in socks:
+    s.close()
+' "$n")
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-zk.XXXXXX")
+super=${ZK_SUPER_DIGEST:-super:g9oN2HttPfn8MMWJZ2r45Np/LIA=}
+servers=""
+for ((i = 1; i <= n; i++)); do
+  q=${ports[$(( (i-1)*3 + 1 ))]} e=${ports[$(( (i-1)*3 + 2 ))]}
+  servers+="server.$i=127.0.0.1:$q:$e"$'\n'
+done
+
+pids=() connect=()
+for ((i = 1; i <= n; i++)); do
+  c=${ports[$(( (i-1)*3 ))]}
+  mkdir -p "$dir/$i/data"
+  echo "$i" >"$dir/$i/data/myid"
+  cat >"$dir/$i/zoo.cfg" <<CFG
+tickTime=${ZK_TICK_TIME:-2000}
+initLimit=10
+syncLimit=5
+dataDir=$dir/$i/data
+clientPort=$c
+clientPortAddress=127.0.0.1
+4lw.commands.whitelist=*
+admin.enableServer=false
+$servers
+CFG
+  # shellcheck disable=SC2086
+  setsid java -Xms"${ZK_HEAP:-256m}" -Xmx"${ZK_HEAP:-256m}" \
+    -Dzookeeper.extendedTypesEnabled=true \
+    -Dzookeeper.DigestAuthenticationProvider.superDigest="$super" \
+    -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-60000}" \
+    -Dzookeeper.jmx.log4j.disable=true \
+    ${ZK_JVM_FLAGS:-} \
+    -cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" \
+    >"$dir/$i/zookeeper.log" 2>&1 </dev/null &
+  pids+=($!)
+  connect+=("127.0.0.1:$c")
+done
+
+mode() { # prints the node's Mode: line, or nothing
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf srvr >&3
+  timeout 2 cat <&3 | sed -n 's/^Mode: //p'
+  exec 3<&- 3>&-
+}
+
+deadline=$((SECONDS + 90))
+while :; do
+  leaders=0 serving=0
+  for ((i = 1; i <= n; i++)); do
+    m=$(mode "${ports[$(( (i-1)*3 ))]}" 2>/dev/null || true)
+    case "$m" in
+      leader) leaders=$((leaders + 1)); serving=$((serving + 1)) ;;
+      follower) serving=$((serving + 1)) ;;
+    esac
+  done
+  ((leaders == 1 && serving == n)) && break
+  for p in "${pids[@]}"; do
+    kill -0 "$p" 2>/dev/null || { tail -n 20 "$dir"/*/zookeeper.log >&2; kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$dir"; die "a ZooKeeper node exited during start-up (logs above)"; }
+  done
+  if ((SECONDS > deadline)); then
+    kill -9 "${pids[@]}" 2>/dev/null || true
+    rm -rf "$dir"
+    die "the ensemble did not elect a leader and serve within 90 s"
+  fi
+  sleep 0.3
+done
+(IFS=,; echo "${connect[*]} ${pids[*]} $dir")

@@ -253,6 +253,7 @@ func (s *Server) applied(results []*sm.Result) {
 			s.fireEvents(res.Events)
 		}
 		if id := res.ClosedSession; id != 0 {
+			s.log.Info().Str("session", sessionHex(id)).Msg("session closed")
 			s.sessions.remove(id)
 			s.kickSession(id, nil)
 		}

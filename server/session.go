@@ -213,14 +213,27 @@ func (t *sessionTracker) count() int {
 }
 
 // expiryLoop proposes the expiry of quiet sessions until stop closes.
+// Only the leader expires sessions; a node that becomes leader first gives
+// every session a full timeout, as a new ZooKeeper leader does.
 func (s *Server) expiryLoop(stop <-chan struct{}) {
 	tick := time.NewTicker(s.cfg.TickTime / 2)
 	defer tick.Stop()
+	wasLeader := true // Start loaded the sessions with fresh deadlines
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
+			leader := s.node.isLeader()
+			if leader && !wasLeader {
+				if err := s.loadSessions(); err != nil {
+					s.log.Error().Err(err).Msg("reload sessions after becoming leader")
+				}
+			}
+			wasLeader = leader
+			if !leader {
+				continue
+			}
 			for _, id := range s.sessions.expired(now) {
 				s.expireSession(id)
 			}

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/sha1"
 	"encoding/base64"
-	"errors"
 	"strings"
 	"time"
 
@@ -35,14 +34,27 @@ func (c *conn) handleRequest(frame []byte) bool {
 	}
 	req, _ := zkproto.NewRequest(h.Type)
 	if err := req.Decode(d); err != nil {
-		if errors.Is(err, zkproto.ErrMultiOpType) && h.Type == zkproto.OpMulti {
-			// An op a multi cannot carry: MarshallingError, as ZooKeeper,
-			// which logs it as an error transaction (it consumes a zxid).
+		switch {
+		case h.Type == zkproto.OpAuth || h.Type == zkproto.OpSASL:
+			// ZooKeeper decodes these on the network thread: a bad
+			// record closes the connection.
+			c.log.Warn().Err(err).Str("op", h.Type.String()).Msg("malformed request; closing connection")
+			return false
+		case h.Type.IsWrite():
+			// A write whose record does not decode (or a multi with an op
+			// it cannot carry) is MarshallingError, logged by ZooKeeper as
+			// an error transaction: it consumes a zxid.
 			c.propose(h, &sm.Rejected{Code: zkproto.ErrMarshallingError}, false)
 			return true
+		default:
+			// A read is answered MarshallingError in order; the
+			// connection stays open.
+			if !c.waitIdle() {
+				return false
+			}
+			c.replyNow(h.Xid, h.Type, c.srv.lastZxid(), zkproto.ErrMarshallingError, nil)
+			return true
 		}
-		c.log.Warn().Err(err).Str("op", h.Type.String()).Msg("malformed request; closing connection")
-		return false
 	}
 
 	switch h.Type {
@@ -124,31 +136,22 @@ func multiOps(r *zkproto.MultiRequest) ([]sm.Op, bool) {
 			// ZooKeeper rebuilds each create of a multi from its flags
 			// (MultiOperationRecord → Op.create): create, create2 and
 			// createContainer all become create, or createContainer for
-			// flag 4; TTL flags without a TTL record cannot be served.
-			code := zkproto.OpCreate
-			switch zkproto.CreateMode(q.Flags) {
-			case zkproto.ModeContainer:
-				code = zkproto.OpCreateContainer
-			case zkproto.ModePersistentWithTTL, zkproto.ModePersistentSequentialWithTTL:
+			// flag 4 (so create2 results carry no stat in 3.8). TTL flags
+			// without a TTL record cannot be served.
+			code, ok := multiCreateOp(q.Flags)
+			if !ok {
 				return nil, false
 			}
 			ops = append(ops, &sm.Create{OpCode: code, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags})
 		case *zkproto.CreateTTLRequest:
 			// createTTL keeps its TTL only for a TTL mode; otherwise it is
-			// a plain create (or container) whose unknown flags read as
-			// persistent (CreateMode.fromFlag with a default).
-			mode, err := zkproto.ParseCreateMode(q.Flags)
-			if err != nil {
-				mode = zkproto.ModePersistent
-			}
-			switch {
-			case mode.IsTTL():
+			// rebuilt like any other create and the TTL is dropped.
+			if m, err := zkproto.ParseCreateMode(q.Flags); err == nil && m.IsTTL() {
 				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreateTTL, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags, TTL: q.TTL})
-			case mode.IsContainer():
-				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreateContainer, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: int32(mode)})
-			default:
-				ops = append(ops, &sm.Create{OpCode: zkproto.OpCreate, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: int32(mode)})
+				continue
 			}
+			code, _ := multiCreateOp(q.Flags)
+			ops = append(ops, &sm.Create{OpCode: code, Path: q.Path, Data: q.Data, ACL: q.ACL, Flags: q.Flags})
 		case *zkproto.DeleteRequest:
 			if op.Type != zkproto.OpDelete {
 				return nil, false
@@ -163,6 +166,20 @@ func multiOps(r *zkproto.MultiRequest) ([]sm.Op, bool) {
 		}
 	}
 	return ops, true
+}
+
+// multiCreateOp is the opcode ZooKeeper's Op.Create takes for flags
+// (CreateMode.fromFlag defaulting to persistent, so unknown flags stay a
+// create and fail validation later). false: a TTL mode, which a create
+// record cannot carry.
+func multiCreateOp(flags int32) (zkproto.OpCode, bool) {
+	switch zkproto.CreateMode(flags) {
+	case zkproto.ModeContainer:
+		return zkproto.OpCreateContainer, true
+	case zkproto.ModePersistentWithTTL, zkproto.ModePersistentSequentialWithTTL:
+		return 0, false
+	}
+	return zkproto.OpCreate, true
 }
 
 // commandHeader stamps a session write with the connection's identity, the
@@ -194,6 +211,13 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 		}
 		if res.OutOfOrder {
 			c.log.Warn().Str("op", h.Type.String()).Msg("write rejected out of primary order; closing connection")
+			c.abort()
+			return
+		}
+		if res.Err == zkproto.ErrSessionMoved {
+			// The session now belongs to another connection: ZooKeeper closes
+			// this one instead of answering.
+			c.log.Info().Str("session", sessionHex(c.sessionID())).Msg("session moved to another connection; closing this one")
 			c.abort()
 			return
 		}

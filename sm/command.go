@@ -57,6 +57,7 @@ const (
 	kindReapTTL         opKind = 11
 	kindSetZxidBase     opKind = 12
 	kindRejected        opKind = 13
+	kindTouchSessions   opKind = 14
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -151,6 +152,14 @@ type Rejected struct {
 	Code zkproto.ErrCode
 }
 
+// TouchSessions reports client activity on the proposing node's
+// connections (pings and requests) so that every replica's session tracker,
+// and so the leader's, can extend those sessions' deadlines. It changes no
+// state and, like a reconnect, consumes no zxid.
+type TouchSessions struct {
+	IDs []int64
+}
+
 // SetZxidBase raises zxidBase (migration import). From this entry on, zxid =
 // Base + entry index. Lowering it is refused with BadArguments.
 type SetZxidBase struct {
@@ -170,6 +179,7 @@ func (*ReapContainer) kind() opKind   { return kindReapContainer }
 func (*ReapTTL) kind() opKind         { return kindReapTTL }
 func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
 func (*Rejected) kind() opKind        { return kindRejected }
+func (*TouchSessions) kind() opKind   { return kindTouchSessions }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -259,6 +269,11 @@ func encodeOp(e *enc, op Op, top bool) {
 		e.svar(o.Base)
 	case *Rejected:
 		e.svar(int64(o.Code))
+	case *TouchSessions:
+		e.uvar(uint64(len(o.IDs)))
+		for _, id := range o.IDs {
+			e.svar(id)
+		}
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -368,6 +383,13 @@ func decodeOp(d *dec, top bool) Op {
 		return &SetZxidBase{Base: d.svar()}
 	case kindRejected:
 		return &Rejected{Code: zkproto.ErrCode(d.i32())}
+	case kindTouchSessions:
+		n := d.count()
+		o := &TouchSessions{IDs: make([]int64, 0, n)}
+		for i := 0; i < n && d.err == nil; i++ {
+			o.IDs = append(o.IDs, d.svar())
+		}
+		return o
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

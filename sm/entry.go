@@ -31,6 +31,8 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		res.Err, err = a.reapContainer(o)
 	case *ReapTTL:
 		res.Err, err = a.reapTTL(o)
+	case *TouchSessions:
+		err = a.touchSessions(o, res)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}
@@ -95,7 +97,7 @@ func (a *applier) createSession(o *CreateSession, res *Result) error {
 	s := &SessionInfo{ID: id, Timeout: o.Timeout, Password: o.Password, Owner: o.Owner,
 		Conn: a.hdr.Conn, Auth: a.hdr.Auth}
 	a.t.putSession(s)
-	res.Session = id
+	res.Session, res.Timeout = id, o.Timeout
 	a.change(Change{Type: ChangeSessionCreated, Session: id})
 	return nil
 }
@@ -118,7 +120,26 @@ func (a *applier) setSessionOwner(o *SetSessionOwner, res *Result) error {
 	}
 	s.Owner, s.Conn, s.LastSeq, s.Auth = o.Owner, a.hdr.Conn, 0, a.hdr.Auth
 	a.t.putSession(s)
-	res.Session = s.ID
+	res.Session, res.Timeout = s.ID, s.Timeout
+	return nil
+}
+
+// touchSessions consumes no zxid (see setSessionOwner) and reports the
+// sessions that still exist, for the trackers.
+func (a *applier) touchSessions(o *TouchSessions, res *Result) error {
+	a.zxidBase--
+	a.zxid--
+	res.Zxid = a.zxid
+	a.t.set(keyZxidBase, encodeInt(a.zxidBase))
+	for _, id := range o.IDs {
+		s, err := a.t.session(id)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			res.Touched = append(res.Touched, id)
+		}
+	}
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (h *harness) update(cmds ...*Command) []*Result {
 		if err != nil {
 			h.t.Fatalf("decode result: %v", err)
 		}
-		r.Events, r.ClosedSession = h.last[i].Events, h.last[i].ClosedSession
+		r.Events, r.ClosedSession, r.Touched = h.last[i].Events, h.last[i].ClosedSession, h.last[i].Touched
 		res[i] = r
 	}
 	return res

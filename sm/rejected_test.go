@@ -26,3 +26,16 @@ func TestRejectedConsumesZxidAndSequence(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v", cmd, err)
 	}
 }
+
+func TestTouchSessionsReportsLiveSessionsAndConsumesNoZxid(t *testing.T) {
+	h := newHarness(t, Config{})
+	s := h.newSession()
+	before := h.create(s, "/a", nil, 0).Zxid
+	r := h.update(&Command{Op: &TouchSessions{IDs: []int64{s, 999}}})[0]
+	if r.Zxid != before || len(r.Touched) != 1 || r.Touched[0] != s {
+		t.Fatalf("touch result zxid %d touched %v (last zxid %d)", r.Zxid, r.Touched, before)
+	}
+	if got := h.create(s, "/b", nil, 0).Zxid; got != before+1 {
+		t.Fatalf("the write after a touch has zxid %d, want %d", got, before+1)
+	}
+}

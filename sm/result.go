@@ -36,6 +36,11 @@ type Result struct {
 	// close or expiry), so every node can drop its connections. Not part of
 	// Encode.
 	ClosedSession int64
+	// Timeout is the session timeout of a CreateSession or SetSessionOwner,
+	// and Touched the live sessions of a TouchSessions: what every node's
+	// session tracker follows. Not part of Encode.
+	Timeout int32
+	Touched []int64
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the

@@ -174,6 +174,21 @@ func TestBackpressureNeverDropsRequests(t *testing.T) {
 	}
 }
 
+// A request whose record does not decode is MarshallingError, as in
+// ZooKeeper, and the connection stays usable.
+func TestTruncatedBodyIsMarshallingError(t *testing.T) {
+	s := startTestServer(t, nil)
+	c := dial(t, s)
+	c.write(&zkproto.RequestHeader{Xid: 1, Type: zkproto.OpGetData}, &zkproto.Empty{})
+	if h, _ := c.reply(); h.Xid != 1 || h.Err != zkproto.ErrMarshallingError {
+		t.Fatalf("truncated getData: %+v", h)
+	}
+	x := c.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/"})
+	if h, _ := c.reply(); h.Xid != x || h.Err != zkproto.ErrOK {
+		t.Fatalf("after a truncated request: %+v", h)
+	}
+}
+
 func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	s := startTestServer(t, nil)
 	healthy := dial(t, s)
@@ -184,10 +199,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 			c.nc.Write(b[:])
 		},
 		"negative length": func(c *testClient) { c.nc.Write([]byte{0xff, 0xff, 0xff, 0xf0}) },
-		"truncated body": func(c *testClient) {
-			c.write(&zkproto.RequestHeader{Xid: 1, Type: zkproto.OpGetData}, &zkproto.Empty{})
-		},
-		"unknown opcode": func(c *testClient) { c.send(999, nil) },
+		"unknown opcode":  func(c *testClient) { c.send(999, nil) },
 		"check outside multi": func(c *testClient) {
 			c.send(zkproto.OpCheck, &zkproto.CheckVersionRequest{Path: "/", Version: 0})
 		},

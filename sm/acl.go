@@ -87,25 +87,53 @@ func validACLID(scheme, id string) bool {
 	return false
 }
 
-// parseIPExpr parses "addr[/bits]".
+// parseIPExpr parses "addr[/bits]" as ZooKeeper 3.8's IPAuthenticationProvider
+// does: the address must be IPv4 (3.8 has no IPv6 support in ip ACLs) and
+// the bits, if a "/" is present, an integer from 0 to 32.
 func parseIPExpr(expr string) (net.IP, int, bool) {
 	addr, bitsStr, hasBits := strings.Cut(expr, "/")
-	ip := net.ParseIP(addr)
+	ip := parseIPv4(addr)
 	if ip == nil {
 		return nil, 0, false
 	}
-	if v4 := ip.To4(); v4 != nil && !strings.Contains(addr, ":") {
-		ip = v4
-	}
-	bits := len(ip) * 8
+	bits := 32
 	if hasBits {
-		n, err := strconv.Atoi(bitsStr)
-		if err != nil || n < 0 || n > len(ip)*8 {
+		n, ok := javaParseInt(bitsStr)
+		if !ok || n < 0 || n > 32 {
 			return nil, 0, false
 		}
 		bits = n
 	}
 	return ip, bits, true
+}
+
+// parseIPv4 is v4addr2Bytes: exactly four dot-separated parts, each a Java
+// integer (sign and leading zeros allowed) from 0 to 255.
+func parseIPv4(addr string) net.IP {
+	parts := strings.Split(addr, ".")
+	if len(parts) != 4 {
+		return nil
+	}
+	ip := make(net.IP, 4)
+	for i, p := range parts {
+		n, ok := javaParseInt(p)
+		if !ok || n < 0 || n > 255 {
+			return nil
+		}
+		ip[i] = byte(n)
+	}
+	return ip
+}
+
+// javaParseInt accepts what Integer.parseInt accepts for ASCII input: an
+// optional sign and at least one decimal digit, within int32.
+func javaParseInt(s string) (int, bool) {
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int(n), err == nil
 }
 
 func ipMatches(id, expr string) bool {

@@ -350,8 +350,15 @@ func TestACLSchemes(t *testing.T) {
 	if CheckACL([]zkproto.ACL{{Perms: zkproto.PermRead, ID: zkproto.Id{Scheme: "world", ID: "anyone"}}}, zkproto.PermWrite, nil, "") {
 		t.Fatal("read-only ACL allowed write")
 	}
-	if !CheckACL([]zkproto.ACL{{Perms: 31, ID: zkproto.Id{Scheme: "ip", ID: "::1"}}}, 1, []zkproto.Id{{Scheme: "ip", ID: "::1"}}, "") {
-		t.Fatal("ipv6 exact")
+	// ZooKeeper 3.8's ip provider is IPv4 only: an IPv6 entry never matches
+	if CheckACL([]zkproto.ACL{{Perms: 31, ID: zkproto.Id{Scheme: "ip", ID: "::1"}}}, 1, []zkproto.Id{{Scheme: "ip", ID: "::1"}}, "") {
+		t.Fatal("ipv6 entry matched")
+	}
+	for expr, want := range map[string]bool{"127.0.0.1": true, "127.000.0.1/8": true, "+127.0.0.1": true,
+		"127.0.0.1/": false, "127.0.0.1/33": false, "1.2.3": false, "256.1.1.1": false, "::1": false, "1.2.3.4.": false} {
+		if validACLID("ip", expr) != want {
+			t.Errorf("ip %q valid=%v, want %v", expr, !want, want)
+		}
 	}
 }
 

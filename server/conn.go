@@ -129,6 +129,7 @@ func (c *conn) deliver(ev zkproto.WatcherEvent) {
 	h.Encode(&e)
 	ev.Encode(&e)
 	e.FinishFrame(off)
+	c.srv.metrics.recordResponseSize(e.Len() - 4) // ZooKeeper counts notifications too
 	c.enqueue(e.Bytes())
 }
 
@@ -387,6 +388,7 @@ func (c *conn) recordReply(p *pendingReply) {
 	c.stats.countLat++
 	c.stats.mu.Unlock()
 	c.srv.metrics.recordLatency(lat)
+	c.srv.metrics.recordResponseSize(len(p.frame) - 4)
 }
 
 // replyFrame encodes a reply header and optional body as one frame.

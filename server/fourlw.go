@@ -109,8 +109,8 @@ func (s *Server) mode() string {
 	return "follower"
 }
 
-// voters is the number of voting replicas this node knows of.
-func (s *Server) voters() int { return 1 }
+// voters is the number of voting replicas this node was configured with.
+func (s *Server) voters() int { return max(1, len(s.cfg.Peers)) }
 
 // javaDouble prints a float as Java's Double.toString does for the values
 // ZooKeeper's stats produce (always a fractional part: "0.0", "1.3467").
@@ -190,6 +190,13 @@ func (s *Server) monitorValues() []monitorValue {
 	integer("zk_local_sessions", "local sessions (never used by zkbridge)", 0)
 	integer("zk_auth_failed_count", "failed authentications", s.metrics.authFailed.Load())
 	integer("zk_connection_drop_probability", "always 0", 0)
+	integer("zk_last_client_response_size", "bytes of the last reply or notification (-1 before any)", s.metrics.respLast.Load())
+	integer("zk_max_client_response_size", "largest reply or notification, bytes", s.metrics.respMax.Load())
+	integer("zk_min_client_response_size", "smallest reply or notification, bytes", s.metrics.respMin.Load())
+	// zkbridge serves no TLS: these ZooKeeper gauges are always 0
+	integer("zk_outstanding_tls_handshake", "always 0 (no TLS)", 0)
+	integer("zk_non_mtls_remote_conn_count", "always 0 (no TLS)", 0)
+	integer("zk_non_mtls_local_conn_count", "always 0 (no TLS)", 0)
 	st := s.node.status()
 	role := int64(2)
 	if st.IsLeader {
@@ -304,6 +311,7 @@ func (s *Server) enviText() string {
 		{"go.version", runtime.Version()},
 		{"os.name", runtime.GOOS},
 		{"os.arch", runtime.GOARCH},
+		{"os.version", osVersion()},
 		{"user.name", name},
 		{"user.home", home},
 		{"user.dir", wd},
@@ -314,6 +322,15 @@ func (s *Server) enviText() string {
 		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
 	}
 	return b.String()
+}
+
+// osVersion is the kernel release, as Java's os.version ("" if unknown).
+func osVersion() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func memFree() uint64 {
@@ -406,7 +423,7 @@ func (s *Server) dumpText() string {
 		}
 	}
 	conns := s.sortedConns()
-	fmt.Fprintf(&b, "Connections dump:\nConnections Sets (%d)/(%d)\n", len(conns), len(conns))
+	fmt.Fprintf(&b, "Connections dump:\nConnections Sets (%d)/(%d):\n", len(conns), len(conns))
 	for _, c := range conns {
 		if id := c.sessionID(); id != 0 {
 			fmt.Fprintf(&b, "0x%x\n", uint64(id))

@@ -19,11 +19,38 @@ type metrics struct {
 	applied         atomic.Int64
 	failedWrites    atomic.Int64
 
+	respLast, respMin, respMax atomic.Int64 // client response sizes, bytes
+
 	requests summary // request latency, ms
 	fsync    summary // Raft log write + fsync, ms (ZooKeeper's fsynctime)
 }
 
-func newMetrics() *metrics { return &metrics{} }
+func newMetrics() *metrics {
+	m := &metrics{}
+	m.respLast.Store(-1)
+	m.respMin.Store(-1)
+	m.respMax.Store(-1)
+	return m
+}
+
+// recordResponseSize tracks the serialized size of replies and
+// notifications (mntr's zk_*_client_response_size; -1 until the first).
+func (m *metrics) recordResponseSize(n int) {
+	v := int64(n)
+	m.respLast.Store(v)
+	for {
+		cur := m.respMin.Load()
+		if (cur >= 0 && cur <= v) || m.respMin.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+	for {
+		cur := m.respMax.Load()
+		if cur >= v || m.respMax.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+}
 
 // summary is a min/avg/max/count of observations, as ZooKeeper's
 // AvgMinMaxCounter.

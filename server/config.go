@@ -36,6 +36,9 @@ type Config struct {
 	PeerAddr string `yaml:"peer_addr"`
 	// ReplicaID is this node's id in the cluster (ZooKeeper's myid).
 	ReplicaID uint64 `yaml:"replica_id"`
+	// Peers maps every voting replica's id to its Raft address, this node
+	// included (zoo.cfg server.N lines). Empty means a single node.
+	Peers map[uint64]string `yaml:"peers"`
 
 	// TickTime is ZooKeeper's basic time unit.
 	TickTime time.Duration `yaml:"tick_time"`
@@ -97,6 +100,9 @@ func (c *Config) Normalize() {
 	if c.AdminAddr == "" && !c.AdminDisabled {
 		c.AdminAddr = DefaultAdminAddr
 	}
+	if c.PeerAddr == "" && c.Peers[c.ReplicaID] != "" {
+		c.PeerAddr = c.Peers[c.ReplicaID]
+	}
 	if c.PeerAddr == "" {
 		c.PeerAddr = DefaultPeerAddr
 	}
@@ -140,6 +146,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)
+	}
+	if len(c.Peers) > 0 {
+		addr, ok := c.Peers[c.ReplicaID]
+		if !ok {
+			return fmt.Errorf("config: replica id %d is not among the peers %v", c.ReplicaID, c.Peers)
+		}
+		if addr != c.PeerAddr {
+			return fmt.Errorf("config: peer address %s differs from replica %d's entry %s in the peers", c.PeerAddr, c.ReplicaID, addr)
+		}
 	}
 	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
 		return fmt.Errorf("config: super digest %q must look like super:<base64 sha1>", c.SuperDigest)
@@ -336,18 +351,34 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			c.ReplicaID = id
 		}
 	}
-	if len(servers) > 1 {
-		return Config{}, fmt.Errorf("zoo.cfg lists %d servers: clusters are not supported yet; run a single node (one server.N line or none)", len(servers))
-	}
 	for id, spec := range servers {
-		host, rest, _ := strings.Cut(spec, ":")
-		port, _, _ := strings.Cut(rest, ":")
-		if c.ReplicaID == 0 {
+		// host:peerPort:electionPort[:participant|observer][;[clientHost:]clientPort]
+		addr, _, _ := strings.Cut(spec, ";")
+		parts := strings.Split(addr, ":")
+		if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+			return Config{}, fmt.Errorf("zoo.cfg server.%d=%q: want host:peerPort:electionPort", id, spec)
+		}
+		if len(parts) >= 4 && parts[3] == "observer" {
+			return Config{}, fmt.Errorf("zoo.cfg server.%d is an observer: observers are not supported yet", id)
+		}
+		if len(servers) == 1 && c.ReplicaID == 0 {
 			c.ReplicaID = id
 		}
-		if host != "" && port != "" {
-			c.PeerAddr = net.JoinHostPort(host, port)
+		if c.Peers == nil {
+			c.Peers = map[uint64]string{}
 		}
+		c.Peers[id] = net.JoinHostPort(parts[0], parts[1])
+	}
+	if len(c.Peers) == 1 {
+		for _, a := range c.Peers {
+			c.PeerAddr = a
+		}
+		c.Peers = nil // one server line is a single node
+	} else if len(c.Peers) > 1 {
+		if c.ReplicaID == 0 {
+			return Config{}, fmt.Errorf("zoo.cfg lists %d servers but %s has no myid file saying which one this node is", len(c.Peers), filepath.Join(c.DataDir, "myid"))
+		}
+		c.PeerAddr = c.Peers[c.ReplicaID]
 	}
 	return c, nil
 }

@@ -91,10 +91,11 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 
 func TestZooCfgRejectsWhatCannotWork(t *testing.T) {
 	for name, cfg := range map[string]string{
-		"not key=value": "tickTime 2000\n",
-		"bad number":    "tickTime=two\n",
-		"bad server id": "server.x=127.0.0.1:2888:3888\n",
-		"cluster":       "server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n",
+		"not key=value":        "tickTime 2000\n",
+		"bad number":           "tickTime=two\n",
+		"bad server id":        "server.x=127.0.0.1:2888:3888\n",
+		"cluster without myid": "server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\nserver.3=127.0.0.1:2890:3890\n",
+		"observer":             "server.1=127.0.0.1:2888:3888:observer\n",
 	} {
 		if _, err := ParseZooCfg([]byte(cfg), t.TempDir()); err == nil {
 			t.Errorf("%s: accepted %q", name, cfg)
@@ -142,5 +143,29 @@ func TestValidate(t *testing.T) {
 	c.ClientAddr = "nonsense"
 	if c.Validate() == nil {
 		t.Fatal("bad client address accepted")
+	}
+}
+
+func TestZooCfgCluster(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "myid"), []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "dataDir=" + dir + "\nclientPort=2181\n" +
+		"server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889;2182\nserver.3=127.0.0.1:2890:3890:participant\n"
+	c, err := ParseZooCfg([]byte(cfg), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Normalize()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.ReplicaID != 2 || c.PeerAddr != "127.0.0.1:2889" || len(c.Peers) != 3 || c.Peers[3] != "127.0.0.1:2890" {
+		t.Fatalf("cluster config %+v", c)
+	}
+	c.ReplicaID = 9
+	if c.Validate() == nil {
+		t.Fatal("a replica id outside the peers must be refused")
 	}
 }

@@ -165,6 +165,9 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		WaitReady:           true,
 	}
 	members := map[uint64]dragonboat.Target{cfg.ReplicaID: cfg.PeerAddr}
+	for id, addr := range cfg.Peers {
+		members[id] = addr
+	}
 	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) {
 		members = nil // restart: the bootstrap record is stored
 	}

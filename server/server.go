@@ -61,7 +61,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		cfg:       cfg,
 		log:       log,
 		watches:   newWatchManager(),
-		sessions:  newSessionTracker(),
+		sessions:  newSessionTracker(len(cfg.Peers) > 1),
 		metrics:   newMetrics(),
 		conns:     map[*conn]struct{}{},
 		bySession: map[int64]map[*conn]struct{}{},
@@ -125,7 +125,8 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.touchLoop(s.stop) }()
 	go func() { defer s.wg.Done(); s.acceptLoop() }()
 	go func() { defer s.wg.Done(); s.expiryLoop(s.stop) }()
 	go func() { defer s.wg.Done(); s.reaperLoop(s.stop) }()
@@ -251,6 +252,14 @@ func (s *Server) applied(results []*sm.Result) {
 		s.metrics.recordApply(res)
 		if len(res.Events) > 0 {
 			s.fireEvents(res.Events)
+		}
+		if res.Session != 0 && res.Timeout > 0 && res.Err == 0 {
+			// A session created or moved anywhere: every node tracks it, so a
+			// new leader already knows its deadline.
+			s.sessions.add(res.Session, res.Timeout)
+		}
+		for _, id := range res.Touched {
+			s.sessions.touch(id)
 		}
 		if id := res.ClosedSession; id != 0 {
 			s.log.Info().Str("session", sessionHex(id)).Msg("session closed")

@@ -22,6 +22,15 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	c.srv.metrics.packetsReceived.Add(1)
+	if req.LastZxidSeen > c.srv.lastZxid() && c.srv.voters() > 1 {
+		// Behind the client: wait a little for this replica to catch up
+		// (up to a third of the requested timeout) before refusing.
+		wait := min(time.Duration(req.TimeOut)*time.Millisecond/3, 10*time.Second)
+		deadline := time.Now().Add(wait)
+		for req.LastZxidSeen > c.srv.lastZxid() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	if last := c.srv.lastZxid(); req.LastZxidSeen > last {
 		// ZooKeeper closes without a reply so the client tries another server.
 		c.log.Info().Int64("client_zxid", req.LastZxidSeen).Int64("our_zxid", last).
@@ -135,14 +144,21 @@ type sessionTracker struct {
 	deadlines map[int64]time.Time
 	timeouts  map[int64]time.Duration
 	expiring  map[int64]bool // CloseSession proposed, not yet applied
+	// active collects sessions touched locally since the last report; nil
+	// on a single node, which has no one to report to.
+	active map[int64]struct{}
 }
 
-func newSessionTracker() *sessionTracker {
-	return &sessionTracker{
+func newSessionTracker(reportActivity bool) *sessionTracker {
+	t := &sessionTracker{
 		deadlines: map[int64]time.Time{},
 		timeouts:  map[int64]time.Duration{},
 		expiring:  map[int64]bool{},
 	}
+	if reportActivity {
+		t.active = map[int64]struct{}{}
+	}
+	return t
 }
 
 func (t *sessionTracker) add(id int64, timeoutMs int32) {
@@ -161,7 +177,24 @@ func (t *sessionTracker) touch(id int64) {
 	if d, ok := t.timeouts[id]; ok {
 		t.deadlines[id] = time.Now().Add(d)
 	}
+	if t.active != nil {
+		t.active[id] = struct{}{}
+	}
 	t.mu.Unlock()
+}
+
+// takeActive returns, sorted, the sessions touched by this node's
+// connections since the last call (they are reported to the other nodes).
+func (t *sessionTracker) takeActive() []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]int64, 0, len(t.active))
+	for id := range t.active {
+		out = append(out, id)
+	}
+	clear(t.active)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 func (t *sessionTracker) remove(id int64) {
@@ -210,6 +243,35 @@ func (t *sessionTracker) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.deadlines)
+}
+
+// touchLoop reports this node's session activity to every replica (and so
+// to the leader) twice per tick, as ZooKeeper learners ping the leader. The
+// report is a TouchSessions entry: it needs no transport of its own, and a
+// new leader already holds fresh deadlines.
+func (s *Server) touchLoop(stop <-chan struct{}) {
+	if s.voters() <= 1 {
+		return
+	}
+	tick := time.NewTicker(s.cfg.TickTime / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			ids := s.sessions.takeActive()
+			if len(ids) == 0 {
+				continue
+			}
+			cmd := &sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: &sm.TouchSessions{IDs: ids}}
+			s.node.propose(cmd, func(_ *sm.Result, err error) {
+				if err != nil {
+					s.log.Debug().Err(err).Msg("session activity report failed; the next one carries it")
+				}
+			})
+		}
+	}
 }
 
 // expiryLoop proposes the expiry of quiet sessions until stop closes.

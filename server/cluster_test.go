@@ -1,0 +1,173 @@
+package server
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// startCluster runs n nodes in this process (they must start together:
+// each waits for a quorum).
+func startCluster(t *testing.T, n int, tick time.Duration) []*Server {
+	t.Helper()
+	peers := map[uint64]string{}
+	for i := 1; i <= n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers[uint64(i)] = ln.Addr().String()
+		ln.Close()
+	}
+	servers := make([]*Server, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: peers[uint64(i)], ReplicaID: uint64(i),
+			Peers: peers, AdminDisabled: true, FourLetterWords: []string{"*"}, TickTime: tick}
+		s, err := New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Int("node", i).Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[i-1] = s
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			errs[i] = servers[i].Start(ctx)
+		}(i - 1)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+		t.Cleanup(servers[i].Stop)
+	}
+	return servers
+}
+
+func leaderOf(t *testing.T, servers []*Server) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, s := range servers {
+			if s != nil && s.node.isLeader() {
+				return i
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no leader")
+	return -1
+}
+
+func dialSession(t testing.TB, s *Server, sid int64, passwd []byte, lastZxid int64) (*testClient, *zkproto.ConnectResponse) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", s.ClientAddr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testClient{t: t, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20)}
+	t.Cleanup(func() { nc.Close() })
+	if passwd == nil {
+		passwd = make([]byte, 16)
+	}
+	c.write(&zkproto.ConnectRequest{TimeOut: 4000, SessionID: sid, Passwd: passwd, LastZxidSeen: lastZxid, HasReadOnly: true})
+	var resp zkproto.ConnectResponse
+	if err := zkproto.Unmarshal(c.next(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	c.sid = resp.SessionID
+	return c, &resp
+}
+
+func TestClusterReplicatesFailsOverAndMovesSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three nodes")
+	}
+	servers := startCluster(t, 3, 500*time.Millisecond)
+	lead := leaderOf(t, servers)
+	follower := servers[(lead+1)%3]
+	other := servers[(lead+2)%3]
+	if m := follower.mode(); m != "follower" {
+		t.Fatalf("follower reports mode %q", m)
+	}
+
+	// A write through a follower is forwarded; after sync another node reads it.
+	a, resp := dialSession(t, follower, 0, nil, 0)
+	a.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/eph", Data: []byte("x"), ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)})
+	h, _ := a.reply()
+	if h.Err != zkproto.ErrOK {
+		t.Fatalf("create on a follower: %v", h.Err)
+	}
+	b, _ := dialSession(t, other, 0, nil, h.Zxid)
+	b.send(zkproto.OpSync, &zkproto.SyncRequest{Path: "/"})
+	b.reply()
+	b.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/eph", Watch: true})
+	if h, _ := b.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("read on another node after sync: %v", h.Err)
+	}
+
+	// The session moves to the other node with its id and password.
+	a.nc.Close()
+	moved, mresp := dialSession(t, other, resp.SessionID, resp.Passwd, h.Zxid)
+	if mresp.SessionID != resp.SessionID || mresp.TimeOut == 0 {
+		t.Fatalf("reconnect on another node: %+v", mresp)
+	}
+	// Pings on the new node keep the session alive across several timeouts.
+	for i := 0; i < 10; i++ {
+		moved.send(zkproto.OpPing, nil)
+		moved.reply()
+		time.Sleep(time.Second)
+	}
+	moved.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/eph"})
+	if h, _ := moved.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("ephemeral of a live, moved session vanished: %v", h.Err)
+	}
+
+	// The leader dies: the others elect a new one and writes resume.
+	servers[lead].Stop()
+	servers[lead] = nil
+	newLead := leaderOf(t, servers)
+	if newLead == lead {
+		t.Fatal("stopped node still leads")
+	}
+	w, _ := dialSession(t, follower, 0, nil, 0)
+	w.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/after", ACL: zkproto.OpenACLUnsafe()})
+	if h, _ := w.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("write after failover: %v", h.Err)
+	}
+
+	// The moved session's client goes away: the (new) leader expires it and
+	// the watcher on the surviving node sees its ephemeral go.
+	moved.nc.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_ = b.nc.SetReadDeadline(deadline)
+		frame, err := b.fr.Next()
+		if err != nil {
+			t.Fatalf("no NodeDeleted for the expired session's ephemeral: %v", err)
+		}
+		d := zkproto.NewDecoder(frame)
+		var rh zkproto.ReplyHeader
+		rh.Decode(d)
+		if rh.Xid != zkproto.XidNotification {
+			continue
+		}
+		var ev zkproto.WatcherEvent
+		ev.Decode(d)
+		if ev.Type == zkproto.EventNodeDeleted && ev.Path == "/eph" {
+			break
+		}
+		t.Logf("event %v %s", ev.Type, ev.Path)
+	}
+}

@@ -115,7 +115,8 @@ func (c *conn) handleRequest(frame []byte) bool {
 		// SASL is not implemented: a clear error instead of a silent close.
 		c.log.Info().Msg("SASL requested but not supported; answering AuthFailed")
 		p := c.addPending(h.Xid, h.Type)
-		c.complete(p, replyFrame(h.Xid, c.srv.lastZxid(), zkproto.ErrAuthFailed, nil), true)
+		// zxid 0, as ZooKeeper's SASL (and auth) replies
+		c.complete(p, replyFrame(h.Xid, 0, zkproto.ErrAuthFailed, nil), true)
 		return false
 	default:
 		if !c.waitIdle() {

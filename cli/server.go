@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +31,7 @@ func serverCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
 			&ucli.StringFlag{Name: "peer-addr", Usage: "Raft transport `HOST:PORT`", Value: server.DefaultPeerAddr},
 			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
+			&ucli.StringFlag{Name: "peers", Usage: "every voter's Raft address, this node's included: `ID=HOST:PORT,...` (omit for a single node)"},
 			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
@@ -58,6 +61,16 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("no-admin", func() { cfg.AdminDisabled = c.Bool("no-admin") })
 	set("peer-addr", func() { cfg.PeerAddr = c.String("peer-addr") })
 	set("replica-id", func() { cfg.ReplicaID = c.Uint64("replica-id") })
+	if c.IsSet("peers") {
+		peers, err := parsePeers(c.String("peers"))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Peers = peers
+		if !c.IsSet("peer-addr") {
+			cfg.PeerAddr = peers[cfg.ReplicaID]
+		}
+	}
 	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
 	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
@@ -87,6 +100,20 @@ func runServer(c *ucli.Context) error {
 	log.Info().Msg("signal received: stopping")
 	srv.Stop()
 	return nil
+}
+
+// parsePeers reads "1=host:port,2=host:port".
+func parsePeers(s string) (map[uint64]string, error) {
+	peers := map[uint64]string{}
+	for _, part := range strings.Split(s, ",") {
+		id, addr, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		if !ok || err != nil || n == 0 || addr == "" {
+			return nil, fmt.Errorf("--peers: %q is not ID=HOST:PORT", part)
+		}
+		peers[n] = addr
+	}
+	return peers, nil
 }
 
 // isTerminal reports whether f is a terminal (for console-style logs).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbridge/zkbridge/zkproto"
 )
 
 // Real clients driven end to end against a real ZooKeeper and zkbridge.
@@ -327,9 +332,16 @@ func cliMtNormalise(tr *Transcript, command, out string) []string {
 		children = nil
 	}
 	inChildren := false
+	var sessionEvents []string
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimRight(l, "\r ")
 		if l == "" || cliMtDropLine.MatchString(l) {
+			continue
+		}
+		// Printed by the client's event thread, racing with the command's
+		// own first lines: listed after the command's output.
+		if strings.HasPrefix(l, "Watcher SESSION_EVENT") {
+			sessionEvents = append(sessionEvents, "  "+l)
 			continue
 		}
 		if inChildren && strings.HasPrefix(l, "\t") && !strings.Contains(l, "=") {
@@ -355,7 +367,7 @@ func cliMtNormalise(tr *Transcript, command, out string) []string {
 		lines = append(lines, "  "+l)
 	}
 	flush()
-	return lines
+	return append(lines, sessionEvents...)
 }
 
 // TestClientCliMt runs clients/cli_mt.txt with ZooKeeper's C client, one
@@ -396,5 +408,368 @@ func TestClientCliMt(t *testing.T) {
 	}
 	if d := diff(zk.lines, zb.lines); d != "" {
 		t.Fatalf("cli_mt output differs (ZooKeeper vs zkbridge):\n%s", d)
+	}
+}
+
+// ---- go-zookeeper ----
+
+// gzRecorder records what a go-zookeeper run observes, normalised.
+type gzRecorder struct {
+	tr    *Transcript
+	lines []string
+}
+
+var gzProtected = regexp.MustCompile(`_c_[0-9a-f]{32}-`)
+
+func (r *gzRecorder) logf(format string, args ...any) {
+	l := fmt.Sprintf(format, args...)
+	r.lines = append(r.lines, gzProtected.ReplaceAllString(l, "_c_GUID-"))
+}
+
+func (r *gzRecorder) stat(s *zk.Stat) string {
+	if s == nil {
+		return "nil"
+	}
+	return r.tr.Stat(&zkproto.Stat{Czxid: s.Czxid, Mzxid: s.Mzxid, Ctime: s.Ctime, Mtime: s.Mtime, Version: s.Version,
+		Cversion: s.Cversion, Aversion: s.Aversion, EphemeralOwner: s.EphemeralOwner, DataLength: s.DataLength,
+		NumChildren: s.NumChildren, Pzxid: s.Pzxid})
+}
+
+func gzErr(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// event waits (bounded) for one watch event and formats it.
+func (r *gzRecorder) event(what string, ch <-chan zk.Event) {
+	select {
+	case ev := <-ch:
+		r.logf("%s: event %s %s state=%s err=%v", what, ev.Type, ev.Path, ev.State, ev.Err)
+	case <-time.After(8 * time.Second):
+		r.logf("%s: no event within 8 s", what)
+	}
+}
+
+// noEvent checks that a watch has not fired (yet).
+func (r *gzRecorder) noEvent(what string, ch <-chan zk.Event) {
+	select {
+	case ev := <-ch:
+		r.logf("%s: unexpected event %s %s", what, ev.Type, ev.Path)
+	default:
+		r.logf("%s: no event", what)
+	}
+}
+
+// gzDialer dials through a gate and remembers the last connection, so a
+// test can cut the client's TCP connection and hold its reconnect.
+type gzDialer struct {
+	mu   sync.Mutex
+	open chan struct{} // closed while dialing is allowed
+	last net.Conn
+}
+
+func newGzDialer() *gzDialer {
+	d := &gzDialer{open: make(chan struct{})}
+	close(d.open)
+	return d
+}
+
+func (d *gzDialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	d.mu.Lock()
+	open := d.open
+	d.mu.Unlock()
+	select {
+	case <-open:
+	case <-time.After(10 * time.Second):
+		return nil, fmt.Errorf("dial gate stayed shut")
+	}
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err == nil {
+		d.mu.Lock()
+		d.last = c
+		d.mu.Unlock()
+	}
+	return c, err
+}
+
+// cut shuts the gate and closes the current connection.
+func (d *gzDialer) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.open = make(chan struct{})
+	if d.last != nil {
+		d.last.Close()
+	}
+}
+
+func (d *gzDialer) reopen() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	close(d.open)
+}
+
+type gzQuiet struct{}
+
+func (gzQuiet) Printf(string, ...any) {}
+
+// gzStates collects a connection's session states.
+type gzStates struct {
+	mu     sync.Mutex
+	states []zk.State
+}
+
+func (s *gzStates) add(ev zk.Event) {
+	if ev.Type == zk.EventSession {
+		s.mu.Lock()
+		s.states = append(s.states, ev.State)
+		s.mu.Unlock()
+	}
+}
+
+// waitFor waits (bounded) until state st is reported after index from and
+// returns the states seen since from.
+func (s *gzStates) waitFor(from int, st zk.State) []zk.State {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		seen := append([]zk.State(nil), s.states[min(from, len(s.states)):]...)
+		s.mu.Unlock()
+		for _, x := range seen {
+			if x == st {
+				return seen
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+func (s *gzStates) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.states)
+}
+
+// goZkRun drives go-zookeeper's API against addr and returns the
+// normalised observations.
+func goZkRun(addr string, start time.Time) (lines []string, err error) {
+	r := &gzRecorder{tr: NewTranscript()}
+	r.tr.start = start
+	dialer := newGzDialer()
+	st1 := &gzStates{}
+	c1, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(gzQuiet{}), zk.WithDialer(dialer.dial),
+		zk.WithEventCallback(st1.add))
+	if err != nil {
+		return nil, err
+	}
+	defer c1.Close()
+	c2, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(gzQuiet{}))
+	if err != nil {
+		return nil, err
+	}
+	defer c2.Close()
+	if st1.waitFor(0, zk.StateHasSession) == nil {
+		return nil, fmt.Errorf("no session with %s", addr)
+	}
+	open := zk.WorldACL(zk.PermAll)
+	root := "/gozk"
+
+	// Creates of every kind, and the errors creates can meet.
+	for _, c := range []struct {
+		path  string
+		flags int32
+	}{{root, 0}, {root + "/a", 0}, {root + "/seq-", zk.FlagSequence}, {root + "/seq-", zk.FlagSequence},
+		{root + "/eph", zk.FlagEphemeral}, {root + "/ephseq-", zk.FlagEphemeralSequential},
+		{root + "/a", 0}, {root + "/no/parent", 0}, {root + "/eph/kid", 0}, {root + "/bad/", 0}} {
+		p, err := c1.Create(c.path, []byte("d"), c.flags, open)
+		r.logf("create %s flags=%d: %q %s", c.path, c.flags, p, gzErr(err))
+	}
+	p, err := c1.CreateProtectedEphemeralSequential(root+"/lock-", []byte("p"), open)
+	r.logf("create protected ephemeral sequential: %q %s", p, gzErr(err))
+	p, err = c1.CreateContainer(root+"/cont", nil, zk.FlagContainer, open)
+	r.logf("create container: %q %s", p, gzErr(err))
+	p, err = c1.CreateTTL(root+"/ttl", nil, zk.FlagTTL, open, time.Second)
+	r.logf("create ttl: %q %s", p, gzErr(err))
+	// Watched at once: the reaper removes it within 1 s + 1 s.
+	ok, _, ttlWatch, err := c2.ExistsW(root + "/ttl")
+	r.logf("existsW ttl: %v %s", ok, gzErr(err))
+	p, err = c1.CreateTTL(root+"/ttlseq-", nil, zk.FlagPersistentSequentialWithTTL, open, time.Hour)
+	r.logf("create ttl sequential: %q %s", p, gzErr(err))
+
+	// Reads, writes and their stats.
+	data, s, err := c2.Get(root + "/a")
+	r.logf("get a: %q %s %s", data, r.stat(s), gzErr(err))
+	s, err = c2.Set(root+"/a", []byte("v1"), 0)
+	r.logf("set a v0: %s %s", r.stat(s), gzErr(err))
+	s, err = c2.Set(root+"/a", []byte("v2"), 0)
+	r.logf("set a stale version: %s %s", r.stat(s), gzErr(err))
+	ok, s, err = c2.Exists(root + "/eph")
+	r.logf("exists eph: %v %s %s", ok, r.stat(s), gzErr(err))
+	ok, s, err = c2.Exists(root + "/missing")
+	r.logf("exists missing: %v %s %s", ok, r.stat(s), gzErr(err))
+	kids, s, err := c2.Children(root)
+	sort.Strings(kids)
+	r.logf("children: %v %s %s", kids, r.stat(s), gzErr(err))
+	_, _, err = c2.Get(root + "/missing")
+	r.logf("get missing: %s", gzErr(err))
+	r.logf("delete a wrong version: %s", gzErr(c2.Delete(root+"/a", 7)))
+	r.logf("delete non-empty: %s", gzErr(c2.Delete(root, -1)))
+	p, err = c2.Sync(root)
+	r.logf("sync: %q %s", p, gzErr(err))
+
+	// Watches and their events.
+	ok, _, ew, err := c1.ExistsW(root + "/w")
+	r.logf("existsW missing w: %v %s", ok, gzErr(err))
+	_, err = c2.Create(root+"/w", []byte("0"), 0, open)
+	r.event("create w", ew)
+	_, _, dw, err := c1.GetW(root + "/w")
+	r.logf("getW w: %s", gzErr(err))
+	_, _, cw, err := c1.ChildrenW(root + "/w")
+	r.logf("childrenW w: %s", gzErr(err))
+	_, _ = c2.Set(root+"/w", []byte("1"), -1)
+	r.event("set w", dw)
+	r.noEvent("child watch after set w", cw)
+	_, _ = c2.Create(root+"/w/k", nil, 0, open)
+	r.event("create w/k", cw)
+	_, _, ew, _ = c1.ExistsW(root + "/w/k")
+	_, _, dw, _ = c1.GetW(root + "/w/k")
+	_, _, cw, _ = c1.ChildrenW(root + "/w/k")
+	r.logf("delete w/k: %s", gzErr(c2.Delete(root+"/w/k", -1)))
+	r.event("delete w/k (exists)", ew)
+	r.event("delete w/k (data)", dw)
+	r.event("delete w/k (children)", cw)
+	_, _, _, err = c1.GetW(root + "/w/k")
+	r.logf("getW deleted: %s", gzErr(err))
+
+	// Multi: one that commits and one that fails as a whole.
+	res, err := c1.Multi(&zk.CreateRequest{Path: root + "/m", Data: []byte("m"), Acl: open},
+		&zk.CreateRequest{Path: root + "/mseq-", Acl: open, Flags: zk.FlagSequence},
+		&zk.SetDataRequest{Path: root + "/m", Data: []byte("m2"), Version: 0},
+		&zk.CheckVersionRequest{Path: root + "/m", Version: 1},
+		&zk.DeleteRequest{Path: root + "/m", Version: 1})
+	r.logf("multi: %s", gzErr(err))
+	for i, x := range res {
+		r.logf("  op %d: %q %s %s", i, x.String, r.stat(x.Stat), gzErr(x.Error))
+	}
+	res, err = c1.Multi(&zk.CreateRequest{Path: root + "/m", Acl: open},
+		&zk.CheckVersionRequest{Path: root + "/a", Version: 9},
+		&zk.DeleteRequest{Path: root + "/missing", Version: -1})
+	r.logf("failing multi: %s", gzErr(err))
+	for i, x := range res {
+		r.logf("  op %d: %q %s", i, x.String, gzErr(x.Error))
+	}
+	ok, _, _ = c2.Exists(root + "/m")
+	r.logf("failed multi left m: %v", ok)
+
+	// ACLs and auth.
+	_, err = c1.Create(root+"/secret", []byte("s"), 0, zk.DigestACL(zk.PermAll, "gouser", "gopw"))
+	r.logf("create digest-protected: %s", gzErr(err))
+	_, _, err = c2.Get(root + "/secret")
+	r.logf("get without auth: %s", gzErr(err))
+	acl, s, err := c2.GetACL(root + "/secret")
+	r.logf("getACL without auth: %v %s %s", acl, r.stat(s), gzErr(err))
+	r.logf("addAuth: %s", gzErr(c2.AddAuth("digest", []byte("gouser:gopw"))))
+	data, _, err = c2.Get(root + "/secret")
+	r.logf("get with auth: %q %s", data, gzErr(err))
+	acl, s, err = c2.GetACL(root + "/secret")
+	r.logf("getACL with auth: %v %s %s", acl, r.stat(s), gzErr(err))
+	s, err = c2.SetACL(root+"/secret", zk.WorldACL(zk.PermRead), 5)
+	r.logf("setACL wrong version: %s %s", r.stat(s), gzErr(err))
+	s, err = c2.SetACL(root+"/secret", zk.WorldACL(zk.PermRead|zk.PermAdmin), 0)
+	r.logf("setACL: %s %s", r.stat(s), gzErr(err))
+	_, err = c1.Set(root+"/secret", nil, -1)
+	r.logf("set read-only: %s", gzErr(err))
+	_, err = c1.Create(root+"/authacl", nil, 0, zk.AuthACL(zk.PermAll))
+	r.logf("create auth ACL without auth: %s", gzErr(err))
+	_, err = c2.Create(root+"/authacl", nil, 0, zk.AuthACL(zk.PermAll))
+	r.logf("create auth ACL with auth: %s", gzErr(err))
+	acl, _, err = c1.GetACL(root + "/authacl")
+	r.logf("getACL auth ACL: %v %s", acl, gzErr(err))
+
+	// The reaper: an emptied container and an expired TTL node go.
+	_, _ = c1.Create(root+"/cont/kid", nil, 0, open)
+	_, _, ew, _ = c2.ExistsW(root + "/cont")
+	r.logf("delete container's child: %s", gzErr(c1.Delete(root+"/cont/kid", -1)))
+	r.event("container reaped", ew)
+	r.event("ttl reaped", ttlWatch)
+
+	// A client-side reconnect: cut c1's TCP connection, change a watched
+	// node while it is away, and let it back in. The session, its
+	// ephemerals and its watches survive; the missed change fires on
+	// reconnect (SetWatches).
+	sid := c1.SessionID()
+	_, _, dw, _ = c1.GetW(root + "/a")
+	from := st1.len()
+	dialer.cut()
+	away := st1.waitFor(from, zk.StateConnecting)
+	_, err = c2.Set(root+"/a", []byte("while away"), -1)
+	r.logf("set a while c1 is away: %s", gzErr(err))
+	dialer.reopen()
+	back := st1.waitFor(from, zk.StateHasSession)
+	r.logf("reconnect states: %v then %v", away, back)
+	r.logf("same session: %v", c1.SessionID() == sid)
+	r.event("watch across reconnect", dw)
+	ok, s, _ = c2.Exists(root + "/eph")
+	r.logf("ephemeral after reconnect: %v owner=%s", ok, r.tr.Session(s.EphemeralOwner))
+	data, _, err = c1.Get(root + "/a")
+	r.logf("get a after reconnect: %q %s", data, gzErr(err))
+
+	// go-zookeeper's lock recipe, between the two sessions.
+	l1, l2 := zk.NewLock(c1, root+"/lock", open), zk.NewLock(c2, root+"/lock", open)
+	r.logf("lock 1: %s", gzErr(l1.Lock()))
+	got := make(chan error, 1)
+	go func() { got <- l2.Lock() }()
+	select {
+	case err := <-got:
+		r.logf("lock 2 while held: %s (should wait)", gzErr(err))
+	case <-time.After(200 * time.Millisecond):
+		r.logf("lock 2 waits while held")
+	}
+	r.logf("unlock 1: %s", gzErr(l1.Unlock()))
+	select {
+	case err := <-got:
+		r.logf("lock 2 after unlock: %s", gzErr(err))
+	case <-time.After(8 * time.Second):
+		r.logf("lock 2 not granted within 8 s")
+	}
+	r.logf("unlock 2: %s", gzErr(l2.Unlock()))
+
+	// Closing c1 removes its ephemerals.
+	_, _, ew, _ = c2.ExistsW(root + "/eph")
+	c1.Close()
+	r.event("c1 closed", ew)
+	kids, _, err = c2.Children(root)
+	sort.Strings(kids)
+	r.logf("children at the end: %v %s", kids, gzErr(err))
+	return r.lines, nil
+}
+
+// TestClientGoZookeeper drives github.com/go-zookeeper/zk's API against
+// each server and requires the same normalised observations.
+func TestClientGoZookeeper(t *testing.T) {
+	zkAddr, zbAddr := servers(t)
+	type result struct {
+		lines []string
+		err   error
+	}
+	start := time.Now()
+	zkr, zbr := both(zkAddr, zbAddr, func(addr string) result {
+		lines, err := goZkRun(addr, start)
+		return result{lines, err}
+	})
+	t.Logf("go-zookeeper: %v", time.Since(start).Round(time.Millisecond))
+	if zkr.err != nil {
+		t.Fatalf("against ZooKeeper: %v", zkr.err)
+	}
+	if zbr.err != nil {
+		t.Fatalf("against zkbridge: %v", zbr.err)
+	}
+	if testing.Verbose() {
+		t.Logf("observations (ZooKeeper):\n%s", strings.Join(zkr.lines, "\n"))
+	}
+	if d := diff(zkr.lines, zbr.lines); d != "" {
+		t.Fatalf("go-zookeeper observed different results (ZooKeeper vs zkbridge):\n%s", d)
 	}
 }

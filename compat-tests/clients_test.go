@@ -221,10 +221,19 @@ func clientScript(t *testing.T, name string) []string {
 
 // TestClientZkCli runs clients/zkcli.txt in one zkCli.sh session against
 // each server and requires the same normalised output.
-func TestClientZkCli(t *testing.T) {
+func TestClientZkCli(t *testing.T) { zkCliCompare(t, "zkcli.txt") }
+
+// TestClientZkCliQuota runs clients/zkcli_quota.txt: setquota, listquota
+// and delquota, whose output shows the zookeeper_stats node the server
+// keeps up to date under /zookeeper/quota.
+func TestClientZkCliQuota(t *testing.T) { zkCliCompare(t, "zkcli_quota.txt") }
+
+// zkCliCompare runs a zkCli script in one session against each server and
+// requires the same normalised output.
+func zkCliCompare(t *testing.T, script string) {
 	zkAddr, zbAddr := servers(t)
 	requireTool(t, zkCliPath)
-	cmds := clientScript(t, "zkcli.txt")
+	cmds := clientScript(t, script)
 	type result struct {
 		lines []string
 		raw   string
@@ -235,7 +244,7 @@ func TestClientZkCli(t *testing.T) {
 		out, err := zkCliRun(addr, cmds)
 		return result{zkCliNormalise(out, addr, cmds, start), out, err}
 	})
-	t.Logf("zkCli: %d commands in %v", len(cmds), time.Since(start).Round(time.Millisecond))
+	t.Logf("zkCli %s: %d commands in %v", script, len(cmds), time.Since(start).Round(time.Millisecond))
 	if zk.err != nil {
 		t.Fatalf("zkCli against ZooKeeper: %v\n%s", zk.err, zk.raw)
 	}

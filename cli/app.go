@@ -21,6 +21,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 		ErrWriter: errOut,
 		Commands: []*ucli.Command{
 			serverCommand(),
+			raftCommand(),
 			versionCommand(),
 		},
 	}

@@ -31,6 +31,7 @@ func serverCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
 			&ucli.StringFlag{Name: "peer-addr", Usage: "Raft transport `HOST:PORT`", Value: server.DefaultPeerAddr},
 			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
+			&ucli.BoolFlag{Name: "join", Usage: "join a running cluster this replica was added to (zkbridge raft add-voter)"},
 			&ucli.StringFlag{Name: "peers", Usage: "every voter's Raft address, this node's included: `ID=HOST:PORT,...` (omit for a single node)"},
 			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
@@ -71,6 +72,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 			cfg.PeerAddr = peers[cfg.ReplicaID]
 		}
 	}
+	set("join", func() { cfg.Join = c.Bool("join") })
 	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
 	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })

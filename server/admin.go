@@ -151,6 +151,7 @@ func (s *Server) startAdmin() error {
 		out["error"] = nil
 		writeJSON(w, http.StatusOK, out)
 	})
+	s.raftHandlers(mux)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

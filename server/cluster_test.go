@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"sync"
@@ -169,5 +170,39 @@ func TestClusterReplicatesFailsOverAndMovesSessions(t *testing.T) {
 			break
 		}
 		t.Logf("event %v %s", ev.Type, ev.Path)
+	}
+}
+
+func TestMembershipChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	servers := startCluster(t, 3, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	lead := leaderOf(t, servers)
+	st, err := servers[lead].Status(ctx)
+	if err != nil || st.Role != "leader" || len(st.Voters) != 3 {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	target := uint64((lead+1)%3 + 1)
+	if err := servers[lead].TransferLeader(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	lead = leaderOf(t, servers)
+	if servers[lead].cfg.ReplicaID != target {
+		t.Fatalf("leader is %d after transfer to %d", servers[lead].cfg.ReplicaID, target)
+	}
+	// Remove a follower: 2 voters remain, still a majority of 3.
+	victim := (lead + 1) % 3
+	if err := servers[lead].RemoveVoter(ctx, servers[victim].cfg.ReplicaID, false); err != nil {
+		t.Fatal(err)
+	}
+	servers[victim].Stop()
+	servers[victim] = nil
+	// Removing another would leave one voter of two: refused without force.
+	other := (lead + 2) % 3
+	if err := servers[lead].RemoveVoter(ctx, servers[other].cfg.ReplicaID, false); !errors.Is(err, ErrBelowQuorum) {
+		t.Fatalf("removal below a safe majority: %v", err)
 	}
 }

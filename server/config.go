@@ -39,6 +39,9 @@ type Config struct {
 	// Peers maps every voting replica's id to its Raft address, this node
 	// included (zoo.cfg server.N lines). Empty means a single node.
 	Peers map[uint64]string `yaml:"peers"`
+	// Join starts a replica added to a running cluster (raft add-voter)
+	// instead of bootstrapping one.
+	Join bool `yaml:"join"`
 
 	// TickTime is ZooKeeper's basic time unit.
 	TickTime time.Duration `yaml:"tick_time"`
@@ -147,7 +150,7 @@ func (c *Config) Validate() error {
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)
 	}
-	if len(c.Peers) > 0 {
+	if len(c.Peers) > 0 && !c.Join {
 		addr, ok := c.Peers[c.ReplicaID]
 		if !ok {
 			return fmt.Errorf("config: replica id %d is not among the peers %v", c.ReplicaID, c.Peers)

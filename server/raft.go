@@ -168,10 +168,10 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	for id, addr := range cfg.Peers {
 		members[id] = addr
 	}
-	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) {
-		members = nil // restart: the bootstrap record is stored
+	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) || cfg.Join {
+		members = nil // restart: the bootstrap record is stored; join: the cluster's
 	}
-	if err := nh.StartOnDiskReplica(members, false, factory, rc); err != nil {
+	if err := nh.StartOnDiskReplica(members, cfg.Join && !nh.HasNodeInfo(dataShard, cfg.ReplicaID), factory, rc); err != nil {
 		nh.Close()
 		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, dataShard, err)
 	}

@@ -305,7 +305,11 @@ func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Resu
 }
 
 // Sync makes every committed Update durable (fsyncs the WAL).
+// It may also be called by the server on shutdown, concurrently with
+// dragonboat closing the replica, hence the lock.
 func (s *StateMachine) Sync() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	db := s.db
 	if db == nil {
 		return ErrClosed

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/zkbridge/zkbridge/server"
+)
+
+func raftCommand() *ucli.Command {
+	admin := &ucli.StringFlag{Name: "admin", Usage: "admin HTTP address of any node, `HOST:PORT`", Value: server.DefaultAdminAddr}
+	return &ucli.Command{
+		Name:  "raft",
+		Usage: "inspect and change the Raft cluster through any node's admin address",
+		Subcommands: []*ucli.Command{
+			{
+				Name:  "status",
+				Usage: "role, term, applied index and membership as the node sees them",
+				Flags: []ucli.Flag{admin,
+					&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
+					&ucli.DurationFlag{Name: "watch", Usage: "repeat every `INTERVAL` until interrupted"}},
+				Action: func(c *ucli.Context) error {
+					for {
+						var st server.RaftStatus
+						if err := adminCall(c, http.MethodGet, "/raft/status", nil, &st); err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							b, _ := json.MarshalIndent(st, "", "  ")
+							fmt.Fprintln(c.App.Writer, string(b))
+						} else {
+							printStatus(c.App.Writer, st)
+						}
+						if c.Duration("watch") <= 0 {
+							return nil
+						}
+						time.Sleep(c.Duration("watch"))
+					}
+				},
+			},
+			{
+				Name:  "leader",
+				Usage: "print the leader's replica id",
+				Flags: []ucli.Flag{admin},
+				Action: func(c *ucli.Context) error {
+					var st server.RaftStatus
+					if err := adminCall(c, http.MethodGet, "/raft/status", nil, &st); err != nil {
+						return err
+					}
+					if st.LeaderID == 0 {
+						return fmt.Errorf("no leader known to the node at %s", c.String("admin"))
+					}
+					fmt.Fprintf(c.App.Writer, "%d %s\n", st.LeaderID, st.Voters[st.LeaderID])
+					return nil
+				},
+			},
+			{
+				Name:      "transfer-leader",
+				Usage:     "make replica ID the leader",
+				ArgsUsage: "ID",
+				Flags:     []ucli.Flag{admin},
+				Action: func(c *ucli.Context) error {
+					id, err := argID(c)
+					if err != nil {
+						return err
+					}
+					return adminCall(c, http.MethodPost, "/raft/transfer-leader", url.Values{"id": {id}}, nil)
+				},
+			},
+			{
+				Name:      "add-voter",
+				Usage:     "add replica ID with Raft address ADDR; then start it with --join",
+				ArgsUsage: "ID ADDR",
+				Flags:     []ucli.Flag{admin},
+				Action: func(c *ucli.Context) error {
+					id, err := argID(c)
+					if err != nil {
+						return err
+					}
+					if c.Args().Len() != 2 {
+						return fmt.Errorf("usage: zkbridge raft add-voter ID HOST:PORT")
+					}
+					return adminCall(c, http.MethodPost, "/raft/add-voter", url.Values{"id": {id}, "addr": {c.Args().Get(1)}}, nil)
+				},
+			},
+			{
+				Name:      "remove-voter",
+				Usage:     "remove replica ID (refused below a safe majority unless --force)",
+				ArgsUsage: "ID",
+				Flags:     []ucli.Flag{admin, &ucli.BoolFlag{Name: "force", Usage: "remove even below a safe majority"}},
+				Action: func(c *ucli.Context) error {
+					id, err := argID(c)
+					if err != nil {
+						return err
+					}
+					return adminCall(c, http.MethodPost, "/raft/remove-voter", url.Values{"id": {id}, "force": {strconv.FormatBool(c.Bool("force"))}}, nil)
+				},
+			},
+		},
+	}
+}
+
+func argID(c *ucli.Context) (string, error) {
+	id := c.Args().First()
+	if n, err := strconv.ParseUint(id, 10, 64); err != nil || n == 0 {
+		return "", fmt.Errorf("%q is not a replica id (a positive integer)", id)
+	}
+	return id, nil
+}
+
+// adminCall talks to a node's admin endpoint and decodes its JSON answer.
+func adminCall(c *ucli.Context, method, path string, form url.Values, out any) error {
+	u := "http://" + c.String("admin") + path
+	client := &http.Client{Timeout: 20 * time.Second}
+	var resp *http.Response
+	var err error
+	if method == http.MethodPost {
+		resp, err = client.PostForm(u, form)
+	} else {
+		resp, err = client.Get(u)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (is a node's admin listener at %s? see --admin)", path, err, c.String("admin"))
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s", e.Error)
+		}
+		return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if out != nil {
+		return json.Unmarshal(body, out)
+	}
+	fmt.Fprintln(c.App.Writer, "ok")
+	return nil
+}
+
+func printStatus(w io.Writer, st server.RaftStatus) {
+	fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, applied index %d, last zxid 0x%x, %d sessions, %d connections\n",
+		st.ReplicaID, st.RaftAddress, st.Role, st.Term, st.LeaderID, st.AppliedIndex, st.LastZxid, st.Sessions, st.Connections)
+	ids := make([]uint64, 0, len(st.Voters))
+	for id := range st.Voters {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		role := "voter"
+		if id == st.LeaderID {
+			role = "voter, leader"
+		}
+		fmt.Fprintf(w, "  %d %s (%s)\n", id, st.Voters[id], role)
+	}
+	for id, addr := range st.NonVoters {
+		fmt.Fprintf(w, "  %d %s (non-voter)\n", id, addr)
+	}
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// RaftStatus is one node's view of the data shard, as `zkbridge raft
+// status` shows it.
+type RaftStatus struct {
+	ReplicaID    uint64            `json:"replica_id"`
+	RaftAddress  string            `json:"raft_address"`
+	Role         string            `json:"role"` // leader, follower, or candidate (no leader known)
+	LeaderID     uint64            `json:"leader_id"`
+	Term         uint64            `json:"term"`
+	AppliedIndex uint64            `json:"applied_index"`
+	LastZxid     int64             `json:"last_zxid"`
+	Voters       map[uint64]string `json:"voters"`
+	NonVoters    map[uint64]string `json:"non_voters,omitempty"`
+	Sessions     int               `json:"sessions"`
+	Connections  int               `json:"connections"`
+}
+
+// Status returns this node's Raft status; the membership is read with a
+// quorum round, so it fails without a leader.
+func (s *Server) Status(ctx context.Context) (RaftStatus, error) {
+	st := s.node.status()
+	out := RaftStatus{
+		ReplicaID: st.ReplicaID, RaftAddress: st.RaftAddress, LeaderID: st.LeaderID, Term: st.Term,
+		AppliedIndex: s.store.AppliedIndex(), LastZxid: s.lastZxid(),
+		Sessions: s.sessions.count(), Connections: len(s.snapshotConns()),
+	}
+	switch {
+	case st.IsLeader:
+		out.Role = "leader"
+	case st.HasLeader:
+		out.Role = "follower"
+	default:
+		out.Role = "candidate"
+	}
+	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	if err != nil {
+		return out, fmt.Errorf("read membership: %w", err)
+	}
+	out.Voters, out.NonVoters = m.Nodes, m.NonVotings
+	return out, nil
+}
+
+// TransferLeader asks the shard to make replica id its leader and waits
+// (bounded) until it is.
+func (s *Server) TransferLeader(ctx context.Context, id uint64) error {
+	for {
+		if err := s.node.nh.RequestLeaderTransfer(dataShard, id); err != nil {
+			return fmt.Errorf("transfer leadership to %d: %w", id, err)
+		}
+		// Dragonboat gives no completion signal and sometimes needs a retry.
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if lead, _, ok := s.node.leader(); ok && lead == id {
+				return nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("transfer leadership to %d: not done: %w", id, ctx.Err())
+		}
+	}
+}
+
+// AddVoter adds replica id at Raft address addr; start that node with
+// --join afterwards (or before: it waits to be contacted).
+func (s *Server) AddVoter(ctx context.Context, id uint64, addr string) error {
+	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	if err != nil {
+		return fmt.Errorf("read membership: %w", err)
+	}
+	if _, ok := m.Nodes[id]; ok {
+		return fmt.Errorf("replica %d is already a voter", id)
+	}
+	if err := s.node.nh.SyncRequestAddReplica(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
+		return fmt.Errorf("add voter %d at %s: %w", id, addr, err)
+	}
+	return nil
+}
+
+// ErrBelowQuorum refuses a removal that would leave fewer voters than a
+// majority of the current ones.
+var ErrBelowQuorum = errors.New("removing it would leave the shard without a safe majority; use --force to insist")
+
+// RemoveVoter removes replica id. Unless force, it refuses when the
+// voters left could not outvote a failure (fewer than a majority of today's).
+func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
+	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	if err != nil {
+		return fmt.Errorf("read membership: %w", err)
+	}
+	if _, ok := m.Nodes[id]; !ok {
+		return fmt.Errorf("replica %d is not a voter (voters: %v)", id, sortedIDs(m.Nodes))
+	}
+	if left := len(m.Nodes) - 1; !force && (left < 1 || left < len(m.Nodes)/2+1) {
+		return fmt.Errorf("remove voter %d of %d: %w", id, len(m.Nodes), ErrBelowQuorum)
+	}
+	if err := s.node.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
+		return fmt.Errorf("remove voter %d: %w", id, err)
+	}
+	return nil
+}
+
+func sortedIDs(m map[uint64]string) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// raftHandlers serves /raft/* on the admin listener for `zkbridge raft`.
+func (s *Server) raftHandlers(mux *http.ServeMux) {
+	reply := func(w http.ResponseWriter, v any, err error) {
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	ctxOf := func(r *http.Request) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(r.Context(), 15*time.Second)
+	}
+	id := func(r *http.Request) (uint64, error) {
+		n, err := strconv.ParseUint(r.FormValue("id"), 10, 64)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("id=%q is not a replica id", r.FormValue("id"))
+		}
+		return n, nil
+	}
+	mux.HandleFunc("/raft/status", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := ctxOf(r)
+		defer cancel()
+		st, err := s.Status(ctx)
+		reply(w, st, err)
+	})
+	post := func(path string, f func(ctx context.Context, r *http.Request) error) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "use POST", http.StatusMethodNotAllowed)
+				return
+			}
+			ctx, cancel := ctxOf(r)
+			defer cancel()
+			reply(w, map[string]string{"result": "ok"}, f(ctx, r))
+		})
+	}
+	post("/raft/transfer-leader", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return s.TransferLeader(ctx, n)
+	})
+	post("/raft/add-voter", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return s.AddVoter(ctx, n, r.FormValue("addr"))
+	})
+	post("/raft/remove-voter", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return s.RemoveVoter(ctx, n, r.FormValue("force") == "true")
+	})
+}

@@ -187,8 +187,11 @@ func (a *applier) create(o *Create) (string, *zkproto.Stat, zkproto.ErrCode, err
 	parent.numChildren++
 	parent.pzxid = a.zxid
 	a.t.putNode(parentPath, parent)
-	st := n.stat()
 	a.sizes.add(kind, p, len(o.Data), 1)
+	st := n.stat() // before the quota update, as ZooKeeper copies it
+	if err := a.quotaCreated(p, len(o.Data)); err != nil {
+		return "", nil, 0, err
+	}
 	a.event(zkproto.EventNodeCreated, p, acl)
 	if err := a.nodeEvent(zkproto.EventNodeChildrenChanged, parentPath, parent); err != nil {
 		return "", nil, 0, err
@@ -255,6 +258,9 @@ func (a *applier) removeNode(p string, n *nodeRec, parentPath string, parent *no
 	}
 	a.t.putNode(parentPath, parent)
 	a.sizes.add(n.kind, p, len(n.data), -1)
+	if err := a.quotaDeleted(p, len(n.data)); err != nil {
+		return err
+	}
 	a.event(zkproto.EventNodeDeleted, p, acl)
 	if err := a.nodeEvent(zkproto.EventNodeChildrenChanged, parentPath, parent); err != nil {
 		return err
@@ -284,6 +290,9 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	n.mzxid = a.zxid
 	n.mtime = a.hdr.Time
 	a.sizes.DataBytes += int64(len(o.Data) - len(n.data))
+	if err := a.quotaAdjust(o.Path, int64(len(o.Data)-len(n.data)), 0); err != nil {
+		return nil, 0, err
+	}
 	n.data = o.Data
 	a.t.putNode(o.Path, n)
 	st := n.stat()

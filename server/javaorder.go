@@ -2,8 +2,8 @@ package server
 
 import (
 	"sort"
-	"unicode/utf16"
 
+	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -15,20 +15,11 @@ import (
 // order they were added: clients (zkCli's whoami, kazoo's whoami) print
 // them that way. zookeeperIDOrder reproduces that order.
 
-// javaStringHash is java.lang.String.hashCode (over UTF-16 code units).
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
-}
-
 // javaIDHash is the jute-generated org.apache.zookeeper.data.Id.hashCode.
 func javaIDHash(id zkproto.Id) int32 {
 	h := int32(17)
-	h = 37*h + javaStringHash(id.Scheme)
-	h = 37*h + javaStringHash(id.ID)
+	h = 37*h + sm.JavaStringHash(id.Scheme)
+	h = 37*h + sm.JavaStringHash(id.ID)
 	return h
 }
 
@@ -61,48 +52,11 @@ func zookeeperIDOrder(ids []zkproto.Id) []zkproto.Id {
 // ephemerals than now (its original table does not shrink), which is the
 // only case where it may differ.
 func zookeeperEphemeralOrder(paths []string, czxid func(string) int64) []string {
-	s := len(paths)
-	// HashMap.putMapEntries: tableSizeFor((float)s / 0.75f + 1).
-	clone := tableSizeFor(int(float32(s)/0.75 + 1))
-	orig := 16
-	for s > orig*3/4 {
-		orig *= 2
+	out := append([]string(nil), paths...)
+	zxids := make([]int64, len(out))
+	for i, p := range out {
+		zxids[i] = czxid(p)
 	}
-	hash := func(p string) int {
-		h := uint32(javaStringHash(p))
-		return int(h ^ h>>16) // HashMap.hash
-	}
-	type entry struct {
-		path      string
-		h         int
-		insertion int64
-	}
-	es := make([]entry, s)
-	for i, p := range paths {
-		es[i] = entry{p, hash(p), czxid(p)}
-	}
-	sort.SliceStable(es, func(i, j int) bool {
-		a, b := es[i], es[j]
-		if x, y := a.h&(clone-1), b.h&(clone-1); x != y {
-			return x < y
-		}
-		if x, y := a.h&(orig-1), b.h&(orig-1); x != y {
-			return x < y
-		}
-		return a.insertion < b.insertion
-	})
-	out := make([]string, s)
-	for i, e := range es {
-		out[i] = e.path
-	}
+	sm.HashSetOrder(out, zxids)
 	return out
-}
-
-// tableSizeFor is HashMap.tableSizeFor: the power of two at or above c.
-func tableSizeFor(c int) int {
-	n := 1
-	for n < c {
-		n *= 2
-	}
-	return n
 }

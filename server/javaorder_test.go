@@ -7,15 +7,6 @@ import (
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-func TestJavaStringHash(t *testing.T) {
-	// Values of "…".hashCode() in Java.
-	for s, want := range map[string]int32{"": 0, "a": 97, "ip": 3367, "hello": 99162322} {
-		if got := javaStringHash(s); got != want {
-			t.Errorf("javaStringHash(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
-
 func TestZookeeperIDOrder(t *testing.T) {
 	ip := zkproto.Id{Scheme: "ip", ID: "127.0.0.1"}
 	// Orders observed on ZooKeeper 3.8 with whoAmI after addauth.
@@ -39,10 +30,5 @@ func TestZookeeperEphemeralOrder(t *testing.T) {
 	got := zookeeperEphemeralOrder([]string{"/zkcli/eph", "/zkcli/ephseq-0000000004"}, func(p string) int64 { return czxid[p] })
 	if want := []string{"/zkcli/ephseq-0000000004", "/zkcli/eph"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
-	}
-	for c, want := range map[int]int{0: 1, 1: 1, 2: 2, 3: 4, 5: 8, 16: 16, 17: 32} {
-		if got := tableSizeFor(c); got != want {
-			t.Errorf("tableSizeFor(%d) = %d, want %d", c, got, want)
-		}
 	}
 }

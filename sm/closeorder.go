@@ -5,14 +5,14 @@ import (
 	"unicode/utf16"
 )
 
-// ZooKeeper deletes a closing session's ephemerals in the iteration order of
-// a Java HashSet<String>: PrepRequestProcessor clones the session's set
-// (DataTree.getEphemerals) and lists the clone into the CloseSessionTxn, so
-// watchers see the NodeDeleted events in hash-table order, not path order.
-// closeOrder reproduces that order so event sequences match ZooKeeper's.
+// ZooKeeper hands a session's ephemerals around as clones of a Java
+// HashSet<String> (DataTree.getEphemerals): a closing session's ephemerals
+// are deleted in that clone's iteration order, so watchers see NodeDeleted
+// events in hash-table order, and getEphemerals answers in it too.
+// HashSetOrder reproduces that order so both match ZooKeeper's.
 
-// javaStringHash is java.lang.String.hashCode (over UTF-16 code units).
-func javaStringHash(s string) int32 {
+// JavaStringHash is java.lang.String.hashCode (over UTF-16 code units).
+func JavaStringHash(s string) int32 {
 	var h int32
 	for _, u := range utf16.Encode([]rune(s)) {
 		h = 31*h + int32(u)
@@ -29,14 +29,14 @@ func javaTableSizeFor(c int) uint32 {
 	return n
 }
 
-// closeOrder sorts paths (with their czxids, which stand for the order the
+// HashSetOrder sorts paths (with their czxids, which stand for the order the
 // ephemerals were added to the session's set) as the clone iterates them.
 // The clone is pre-sized from the set's size (HashMap.putMapEntries:
 // tableSizeFor(size/0.75+1)) and filled in the original set's order; the
 // original grew from 16 buckets, doubling past 3/4 full. Within a bucket
 // the order is insertion order. The original's size is taken to be the
 // current one (a session that once held many more ephemerals may differ).
-func closeOrder(paths []string, czxid []int64) {
+func HashSetOrder(paths []string, czxid []int64) {
 	n := len(paths)
 	if n < 2 {
 		return
@@ -53,7 +53,7 @@ func closeOrder(paths []string, czxid []int64) {
 	}
 	es := make([]entry, n)
 	for i, p := range paths {
-		h := uint32(javaStringHash(p))
+		h := uint32(JavaStringHash(p))
 		h ^= h >> 16 // HashMap.hash
 		es[i] = entry{path: p, czxid: czxid[i], bucket: h & (clone - 1), first: h & (orig - 1)}
 	}

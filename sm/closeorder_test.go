@@ -24,9 +24,23 @@ func TestCloseOrderMatchesJava(t *testing.T) {
 		for i := range czxid {
 			czxid[i] = int64(i + 1) // creation order
 		}
-		closeOrder(paths, czxid)
+		HashSetOrder(paths, czxid)
 		if !reflect.DeepEqual(paths, tc.want) {
-			t.Errorf("closeOrder(%v) = %v, want %v", tc.in, paths, tc.want)
+			t.Errorf("HashSetOrder(%v) = %v, want %v", tc.in, paths, tc.want)
+		}
+	}
+}
+
+func TestJavaStringHashAndTableSize(t *testing.T) {
+	// Values of "…".hashCode() in Java.
+	for s, want := range map[string]int32{"": 0, "a": 97, "ip": 3367, "hello": 99162322} {
+		if got := JavaStringHash(s); got != want {
+			t.Errorf("JavaStringHash(%q) = %d, want %d", s, got, want)
+		}
+	}
+	for c, want := range map[int]uint32{0: 1, 1: 1, 2: 2, 3: 4, 5: 8, 16: 16, 17: 32} {
+		if got := javaTableSizeFor(c); got != want {
+			t.Errorf("javaTableSizeFor(%d) = %d, want %d", c, got, want)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func (a *applier) touchSessions(o *TouchSessions, res *Result) error {
 }
 
 // closeSession deletes the session and all of its ephemerals in this one
-// transaction (in ZooKeeper's order, see closeOrder), emitting the usual
+// transaction (in ZooKeeper's order, see HashSetOrder), emitting the usual
 // delete events.
 func (a *applier) closeSession(o *CloseSession, res *Result) error {
 	var s *SessionInfo
@@ -189,7 +189,7 @@ func (a *applier) closeSession(o *CloseSession, res *Result) error {
 		}
 		nodes[p], czxids[i] = n, n.czxid
 	}
-	closeOrder(paths, czxids)
+	HashSetOrder(paths, czxids)
 	for _, p := range paths {
 		n := nodes[p]
 		parentPath, _ := parentOf(p)

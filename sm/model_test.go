@@ -345,7 +345,7 @@ func (m *model) closeSession(c *mCtx, id int64) {
 	for i, p := range eph {
 		czxid[i] = m.nodes[p].czxid
 	}
-	closeOrder(eph, czxid)
+	HashSetOrder(eph, czxid)
 	for _, p := range eph {
 		m.remove(c, p)
 	}

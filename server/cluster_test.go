@@ -206,3 +206,27 @@ func TestMembershipChanges(t *testing.T) {
 		t.Fatalf("removal below a safe majority: %v", err)
 	}
 }
+
+func TestNodeWithoutLeaderDropsItsClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	servers := startCluster(t, 3, 500*time.Millisecond)
+	c, _ := dialSession(t, servers[0], 0, nil, 0)
+	servers[1].Stop()
+	servers[2].Stop()
+	// Within a few ticks the cut-off node closes the connection.
+	if !c.closed(15 * time.Second) {
+		t.Fatal("a node without a leader kept its client connection")
+	}
+	nc, err := net.DialTimeout("tcp", servers[0].ClientAddr(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fresh := &testClient{t: t, nc: nc, fr: zkproto.NewFrameReader(nc, 1<<20)}
+	fresh.write(&zkproto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16), HasReadOnly: true})
+	if !fresh.closed(5 * time.Second) {
+		t.Fatal("a node without a leader accepted a new session")
+	}
+}

@@ -22,6 +22,12 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	c.srv.metrics.packetsReceived.Add(1)
+	if !c.srv.serving() {
+		// No leader: this node cannot create or resume sessions. Closing
+		// lets the client try another server at once.
+		c.log.Info().Msg("refusing session: no Raft leader")
+		return false
+	}
 	if req.LastZxidSeen > c.srv.lastZxid() && c.srv.voters() > 1 {
 		// Behind the client: wait a little for this replica to catch up
 		// (up to a third of the requested timeout) before refusing.
@@ -281,11 +287,13 @@ func (s *Server) expiryLoop(stop <-chan struct{}) {
 	tick := time.NewTicker(s.cfg.TickTime / 2)
 	defer tick.Stop()
 	wasLeader := true // Start loaded the sessions with fresh deadlines
+	var leaderless time.Time
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
+			s.dropClientsWithoutLeader(now, &leaderless)
 			leader := s.node.isLeader()
 			if leader && !wasLeader {
 				if err := s.loadSessions(); err != nil {
@@ -300,6 +308,32 @@ func (s *Server) expiryLoop(stop <-chan struct{}) {
 				s.expireSession(id)
 			}
 		}
+	}
+}
+
+// dropClientsWithoutLeader closes every client connection once this node
+// has had no leader for a tick (it is cut off from the majority), so clients
+// fail over to a node that can serve them, as a ZooKeeper follower that lost
+// its leader does.
+func (s *Server) dropClientsWithoutLeader(now time.Time, since *time.Time) {
+	if s.node.status().HasLeader {
+		*since = time.Time{}
+		return
+	}
+	if since.IsZero() {
+		*since = now
+		return
+	}
+	if now.Sub(*since) < s.cfg.TickTime {
+		return
+	}
+	conns := s.snapshotConns()
+	if len(conns) > 0 {
+		s.log.Warn().Int("connections", len(conns)).Dur("without_leader", now.Sub(*since)).
+			Msg("no Raft leader: closing client connections so they fail over")
+	}
+	for _, c := range conns {
+		c.abort()
 	}
 }
 

@@ -110,6 +110,11 @@ func raftCommand() *ucli.Command {
 }
 
 func argID(c *ucli.Context) (string, error) {
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") {
+			return "", fmt.Errorf("flag %s after the arguments: put flags first, e.g. zkbridge raft %s --admin HOST:PORT %s", a, c.Command.Name, strings.ToUpper(strings.TrimPrefix(c.Command.ArgsUsage, "")))
+		}
+	}
 	id := c.Args().First()
 	if n, err := strconv.ParseUint(id, 10, 64); err != nil || n == 0 {
 		return "", fmt.Errorf("%q is not a replica id (a positive integer)", id)

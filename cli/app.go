@@ -22,6 +22,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 		Commands: []*ucli.Command{
 			serverCommand(),
 			raftCommand(),
+			benchCommand(),
 			versionCommand(),
 		},
 	}

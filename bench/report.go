@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Latency summarises a histogram in milliseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+func summarise(h *Histogram) Latency {
+	return Latency{P50: ms(h.Quantile(0.5)), P90: ms(h.Quantile(0.9)), P99: ms(h.Quantile(0.99)),
+		P999: ms(h.Quantile(0.999)), Max: ms(h.Max()), Mean: ms(h.Mean())}
+}
+
+// OpResult is one op's share of a run.
+type OpResult struct {
+	Op        string           `json:"op"`
+	Ops       int64            `json:"ops"` // successful replies
+	OpsPerSec float64          `json:"ops_per_sec"`
+	Errors    int64            `json:"errors"`
+	ErrorsBy  map[string]int64 `json:"errors_by_code,omitempty"`
+	Latency   Latency          `json:"latency_ms"` // every reply the server sent, errors included
+}
+
+// Result is what a run measured. For the watch workload an op is a round
+// and the total's latency is the fan-out time (write reply to last event).
+type Result struct {
+	Workload    string     `json:"workload"`
+	Mix         string     `json:"mix,omitempty"`
+	Servers     []string   `json:"servers"`
+	Connections int        `json:"connections"`
+	Outstanding int        `json:"outstanding"`
+	Payload     int        `json:"payload_bytes"`
+	Keyspace    int        `json:"keyspace,omitempty"`
+	MultiOps    int        `json:"multi_ops,omitempty"`
+	Watchers    int        `json:"watchers,omitempty"`
+	Warmup      float64    `json:"warmup_s"`
+	Elapsed     float64    `json:"elapsed_s"` // measured time
+	Ops         int64      `json:"ops"`
+	OpsPerSec   float64    `json:"ops_per_sec"`
+	Errors      int64      `json:"errors"`
+	Events      int64      `json:"events,omitempty"` // watch events received
+	Latency     Latency    `json:"latency_ms"`
+	PerOp       []OpResult `json:"per_op"`
+}
+
+func (r *runner) result(stats []*connStats) *Result {
+	cfg := r.cfg
+	res := &Result{Workload: cfg.Workload, Servers: cfg.Addrs, Connections: cfg.Connections,
+		Outstanding: cfg.Outstanding, Payload: cfg.Payload, Warmup: cfg.Warmup.Seconds()}
+	switch cfg.Workload {
+	case "mixed":
+		res.Mix = cfg.Mix.String()
+	case "watch":
+		res.Connections, res.Outstanding, res.Watchers = cfg.Watchers+1, 1, cfg.Watchers
+		res.Events = r.events.Load()
+	case "multi":
+		res.MultiOps = cfg.MultiOps
+	}
+	if r.needsKeys() {
+		res.Keyspace = cfg.Keyspace
+	}
+	last := r.measureFrom
+	for _, s := range stats {
+		if s.last.After(last) {
+			last = s.last
+		}
+	}
+	elapsed := last.Sub(r.measureFrom).Seconds()
+	res.Elapsed = elapsed
+	rate := func(n int64) float64 {
+		if elapsed <= 0 {
+			return 0
+		}
+		return float64(n) / elapsed
+	}
+	var total Histogram
+	for op := range numOps {
+		var o OpResult
+		var h Histogram
+		o.Op = op.String()
+		for _, s := range stats {
+			st := &s.ops[op]
+			o.Ops += st.ok
+			h.Merge(&st.hist)
+			for code, n := range st.errs {
+				if o.ErrorsBy == nil {
+					o.ErrorsBy = map[string]int64{}
+				}
+				o.ErrorsBy[code] += n
+				o.Errors += n
+			}
+		}
+		if o.Ops == 0 && o.Errors == 0 {
+			continue
+		}
+		o.OpsPerSec = rate(o.Ops)
+		o.Latency = summarise(&h)
+		res.PerOp = append(res.PerOp, o)
+		if cfg.Workload == "watch" && op != OpWatch {
+			continue // a round is the unit: the set is part of it
+		}
+		res.Ops += o.Ops
+		res.Errors += o.Errors
+		total.Merge(&h)
+	}
+	res.OpsPerSec = rate(res.Ops)
+	res.Latency = summarise(&total)
+	return res
+}
+
+// WriteTable prints the result for people.
+func (res *Result) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workload %s", res.Workload)
+	if res.Mix != "" {
+		fmt.Fprintf(&b, " (%s)", res.Mix)
+	}
+	if res.MultiOps > 0 {
+		fmt.Fprintf(&b, " (%d setData per multi)", res.MultiOps)
+	}
+	fmt.Fprintf(&b, " against %s\n", strings.Join(res.Servers, ","))
+	if res.Watchers > 0 {
+		fmt.Fprintf(&b, "%d watchers, 1 writer, payload %d B", res.Watchers, res.Payload)
+	} else {
+		fmt.Fprintf(&b, "%d connections × %d outstanding, payload %d B", res.Connections, res.Outstanding, res.Payload)
+	}
+	if res.Keyspace > 0 {
+		fmt.Fprintf(&b, ", keyspace %d", res.Keyspace)
+	}
+	fmt.Fprintf(&b, "; measured %.2f s after %.1f s warm-up\n\n", res.Elapsed, res.Warmup)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tops\tops/s\terrors\tp50 ms\tp90 ms\tp99 ms\tp999 ms\tmax ms\t")
+	row := func(name string, ops int64, rate float64, errs int64, l Latency) {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n",
+			name, ops, rate, errs, l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
+	for _, o := range res.PerOp {
+		name := o.Op
+		if name == "watch" {
+			name = "fan-out"
+		}
+		row(name, o.Ops, o.OpsPerSec, o.Errors, o.Latency)
+	}
+	if len(res.PerOp) > 1 && res.Watchers == 0 {
+		row("total", res.Ops, res.OpsPerSec, res.Errors, res.Latency)
+	}
+	tw.Flush()
+	if res.Watchers > 0 {
+		fmt.Fprintf(&b, "\nfan-out: time from the setData reply to the last of %d watch events; %d events received\n",
+			res.Watchers, res.Events)
+	}
+	var errs []string
+	for _, o := range res.PerOp {
+		for _, code := range slices.Sorted(maps.Keys(o.ErrorsBy)) {
+			errs = append(errs, fmt.Sprintf("%s %s×%d", o.Op, code, o.ErrorsBy[code]))
+		}
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(&b, "\nerrors: %s\n", strings.Join(errs, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// progress prints a line per interval (ops/s over the last interval)
+// until the returned stop is called.
+func (r *runner) progress() (stop func()) {
+	if r.cfg.Progress == nil || r.cfg.ProgressInterval <= 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.cfg.ProgressInterval)
+		defer t.Stop()
+		start, prev, prevAt := time.Now(), int64(0), time.Now()
+		end := "\n"
+		if r.cfg.ProgressOverwrite {
+			end = "\r"
+		}
+		for {
+			select {
+			case <-quit:
+				if r.cfg.ProgressOverwrite {
+					fmt.Fprint(r.cfg.Progress, "\n")
+				}
+				return
+			case now := <-t.C:
+				n := r.completed.Load()
+				phase := "run"
+				if now.Before(r.measureFrom) {
+					phase = "warm-up"
+				}
+				fmt.Fprintf(r.cfg.Progress, "[%6.1fs] %-7s %9.0f ops/s  %10d done  %d errors%s",
+					now.Sub(start).Seconds(), phase, float64(n-prev)/now.Sub(prevAt).Seconds(), n, r.failed.Load(), end)
+				prev, prevAt = n, now
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/zkbridge/zkbridge/bench"
+)
+
+func benchCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "bench",
+		Usage:     "load-test any ZooKeeper-protocol server (zkbridge or ZooKeeper) and report ops/s and latency percentiles",
+		ArgsUsage: " ",
+		Description: "Workloads: " + strings.Join(bench.Workloads, ", ") + ".\n" +
+			"  create  creates new nodes under ROOT/c\n" +
+			"  set, get, exists  on random nodes of a keyspace made beforehand (ROOT/d*/k*)\n" +
+			"  list    getChildren of a random keyspace directory (--fanout children each)\n" +
+			"  mixed   ops picked by --mix weights (delete removes a node the connection created)\n" +
+			"  multi   transactions of --multi-ops setData each\n" +
+			"  watch   --watchers sessions watch ROOT/w, one more sets it; latency is from the\n" +
+			"          setData reply to the last watcher's event (rounds run one at a time)\n" +
+			"Each connection pipelines up to --outstanding requests. The run warms up, then measures\n" +
+			"for --duration or --ops; a progress line goes to stderr, the report to stdout.\n" +
+			"Only the servers given in --addr are contacted. Ctrl-C ends the run early with a report.\n" +
+			"ZooKeeper refuses more than maxClientCnxns (default 60) connections per client address.",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "addr", Aliases: []string{"a"}, Value: "127.0.0.1:2181",
+				Usage: "load the server(s) at `HOST:PORT[,...]`, connections spread over them round-robin"},
+			&ucli.StringFlag{Name: "workload", Aliases: []string{"w"}, Value: "mixed",
+				Usage: "workload `NAME`: " + strings.Join(bench.Workloads, ", ")},
+			&ucli.StringFlag{Name: "mix", Value: bench.DefaultMix,
+				Usage: "mixed workload's weights, `OP:W,...` (ops: create, delete, set, get, exists, list, multi)"},
+			&ucli.IntFlag{Name: "connections", Aliases: []string{"c"}, Value: 10, Usage: "sessions issuing requests (not used by watch)"},
+			&ucli.IntFlag{Name: "outstanding", Aliases: []string{"o"}, Value: 32, Usage: "requests in flight per connection"},
+			&ucli.IntFlag{Name: "payload", Value: 100, Usage: "data `BYTES` per create and set (keyspace nodes hold this much)"},
+			&ucli.IntFlag{Name: "keyspace", Value: 1000, Usage: "`N` nodes for set, get, exists, list, multi and mixed"},
+			&ucli.IntFlag{Name: "fanout", Value: 10, Usage: "keyspace nodes per directory (children a list returns)"},
+			&ucli.IntFlag{Name: "multi-ops", Value: 10, Usage: "setData ops per multi transaction"},
+			&ucli.IntFlag{Name: "watchers", Value: 50, Usage: "watch workload: sessions watching the node"},
+			&ucli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Value: 10 * time.Second, Usage: "measured time (ignored with --ops)"},
+			&ucli.Int64Flag{Name: "ops", Aliases: []string{"n"}, Usage: "measure this many ops (watch: rounds) instead of a duration"},
+			&ucli.DurationFlag{Name: "warmup", Value: 2 * time.Second, Usage: "unmeasured load before measuring"},
+			&ucli.StringFlag{Name: "root", Value: "/zkbridge-bench", Usage: "`PATH` every node of the run lives under"},
+			&ucli.BoolFlag{Name: "no-cleanup", Usage: "keep the nodes the run created (default: delete them at the end)"},
+			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on connecting and on waiting for replies and events"},
+			&ucli.DurationFlag{Name: "session-timeout", Value: 30 * time.Second, Usage: "session timeout requested"},
+			&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&ucli.DurationFlag{Name: "progress", Value: time.Second, Usage: "progress line `INTERVAL` on stderr (0: none)"},
+		},
+		Action: runBench,
+	}
+}
+
+func benchConfig(c *ucli.Context) (bench.Config, error) {
+	cfg := bench.Config{
+		Workload:         c.String("workload"),
+		Connections:      c.Int("connections"),
+		Outstanding:      c.Int("outstanding"),
+		Payload:          c.Int("payload"),
+		Keyspace:         c.Int("keyspace"),
+		Fanout:           c.Int("fanout"),
+		MultiOps:         c.Int("multi-ops"),
+		Watchers:         c.Int("watchers"),
+		Duration:         c.Duration("duration"),
+		Ops:              c.Int64("ops"),
+		Warmup:           c.Duration("warmup"),
+		Root:             c.String("root"),
+		Cleanup:          !c.Bool("no-cleanup"),
+		Timeout:          c.Duration("timeout"),
+		SessionTimeout:   c.Duration("session-timeout"),
+		ProgressInterval: c.Duration("progress"),
+	}
+	if c.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (flags go before it?)", c.Args().First())
+	}
+	for _, a := range strings.Split(c.String("addr"), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			cfg.Addrs = append(cfg.Addrs, a)
+		}
+	}
+	// Zero would mean "default" to Normalize; on the command line it is a mistake.
+	for _, f := range []string{"connections", "outstanding", "keyspace", "fanout", "multi-ops", "watchers"} {
+		if c.Int(f) <= 0 {
+			return cfg, fmt.Errorf("--%s must be positive, not %d", f, c.Int(f))
+		}
+	}
+	if c.Duration("duration") <= 0 && c.Int64("ops") <= 0 {
+		return cfg, fmt.Errorf("--duration must be positive (or give --ops)")
+	}
+	if c.Duration("timeout") <= 0 {
+		return cfg, fmt.Errorf("--timeout must be positive")
+	}
+	if c.IsSet("mix") && cfg.Workload != "mixed" {
+		return cfg, fmt.Errorf("--mix applies to the mixed workload only (--workload mixed)")
+	}
+	mix, err := bench.ParseMix(c.String("mix"))
+	if err != nil {
+		return cfg, fmt.Errorf("--mix: %w", err)
+	}
+	cfg.Mix = mix
+	if cfg.ProgressInterval > 0 {
+		cfg.Progress = c.App.ErrWriter
+		if f, ok := c.App.ErrWriter.(*os.File); ok && isTerminal(f) {
+			cfg.ProgressOverwrite = true
+		}
+	}
+	return cfg, nil
+}
+
+func runBench(c *ucli.Context) error {
+	cfg, err := benchConfig(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if c.Bool("json") {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(c.App.Writer, string(b))
+		return err
+	}
+	return res.WriteTable(c.App.Writer)
+}

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseMix(t *testing.T) {
+	m, err := ParseMix("get:45, list:45,set:8,create:1,delete:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Mix{OpGet: 45, OpList: 45, OpSet: 8, OpCreate: 1, OpDelete: 1}
+	if m != want {
+		t.Fatalf("got %v, want %v", m, want)
+	}
+	if m.total() != 100 {
+		t.Fatalf("total %d", m.total())
+	}
+	if got := m.String(); got != "create:1,delete:1,set:8,get:45,list:45" {
+		t.Fatalf("String() = %q", got)
+	}
+	// pick covers [0,total) in op order, each op as often as its weight.
+	var counts Mix
+	for r := range m.total() {
+		counts[m.pick(r)]++
+	}
+	if counts != m {
+		t.Fatalf("pick distribution %v, want %v", counts, m)
+	}
+	if z, err := ParseMix("exists:0,multi:3"); err != nil || z != (Mix{OpMulti: 3}) {
+		t.Fatalf("zero weight: %v %v", z, err)
+	}
+
+	for _, tc := range []struct{ in, wantErr string }{
+		{"", "not OP:WEIGHT"},
+		{"get", "not OP:WEIGHT"},
+		{"get:1,", "not OP:WEIGHT"},
+		{":3", "not OP:WEIGHT"},
+		{"read:3", `unknown op "read"`},
+		{"watch:1", `unknown op "watch"`},
+		{"get:1,get:2", "given twice"},
+		{"get:-1", "integer in 0…1000000"},
+		{"get:x", "integer in 0…1000000"},
+		{"get:1.5", "integer in 0…1000000"},
+		{"get:0,set:0", "every weight is 0"},
+	} {
+		if _, err := ParseMix(tc.in); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("ParseMix(%q) = %v, want an error containing %q", tc.in, err, tc.wantErr)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	base := func() Config {
+		c := Config{Addrs: []string{"127.0.0.1:2181"}, Workload: "get"}
+		c.Normalize()
+		return c
+	}
+	if c := base(); c.Validate() != nil {
+		t.Fatalf("defaults: %v", c.Validate())
+	}
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*Config)
+		wantErr string
+	}{
+		{"no addr", func(c *Config) { c.Addrs = nil }, "no server address"},
+		{"bad addr", func(c *Config) { c.Addrs = []string{"localhost"} }, "not HOST:PORT"},
+		{"bad port", func(c *Config) { c.Addrs = []string{"127.0.0.1:99999"} }, "bad port"},
+		{"workload", func(c *Config) { c.Workload = "read" }, "unknown workload"},
+		{"connections", func(c *Config) { c.Connections = -1 }, "connections"},
+		{"outstanding", func(c *Config) { c.Outstanding = -1 }, "outstanding"},
+		{"payload", func(c *Config) { c.Payload = 2 << 20 }, "payload"},
+		{"fanout", func(c *Config) { c.Fanout = c.Keyspace + 1 }, "fanout"},
+		{"multi", func(c *Config) { c.MultiOps = 5000 }, "multi-ops"},
+		{"duration", func(c *Config) { c.Duration = -time.Second }, "duration"},
+		{"root", func(c *Config) { c.Root = "bench" }, "root"},
+		{"root slash", func(c *Config) { c.Root = "/" }, "root"},
+		{"root trailing", func(c *Config) { c.Root = "/b/" }, "root"},
+	} {
+		c := base()
+		tc.mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: Validate() = %v, want an error containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/bench"
+	"github.com/zkbridge/zkbridge/server"
+)
+
+// startInProcess runs a one-node zkbridge in the test process on loopback.
+func startInProcess(t *testing.T) string {
+	t.Helper()
+	cfg := server.Config{
+		DataDir:       t.TempDir(),
+		ClientAddr:    "127.0.0.1:0",
+		AdminDisabled: true,
+		PeerAddr:      freeAddr(t),
+	}
+	srv, err := server.New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv.ClientAddr()
+}
+
+func runBenchCLI(args ...string) (stdout, stderr string, err error) {
+	var out, errOut bytes.Buffer
+	err = NewApp(&out, &errOut).Run(append([]string{"zkbridge", "bench"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+func TestBenchWorkloads(t *testing.T) {
+	addr := startInProcess(t)
+	for _, w := range bench.Workloads {
+		t.Run(w, func(t *testing.T) {
+			args := []string{"--addr", addr, "--workload", w, "--ops", "300", "--warmup", "100ms",
+				"--connections", "3", "--outstanding", "8", "--keyspace", "50", "--multi-ops", "4",
+				"--watchers", "4", "--json", "--progress", "50ms"}
+			if w == "mixed" {
+				args = append(args, "--mix", "get:4,set:2,create:2,delete:2,exists:1,list:1,multi:1")
+			}
+			if w == "watch" {
+				args[5] = "20" // rounds
+			}
+			out, _, err := runBenchCLI(args...)
+			if err != nil {
+				t.Fatalf("bench: %v\n%s", err, out)
+			}
+			var res bench.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("JSON report: %v\n%s", err, out)
+			}
+			want := int64(300)
+			if w == "watch" {
+				want = 20
+				if res.Events != 20*4 {
+					t.Errorf("events %d, want 80", res.Events)
+				}
+			}
+			if res.Ops != want || res.Errors != 0 || res.Workload != w || len(res.PerOp) == 0 {
+				t.Fatalf("result: %+v", res)
+			}
+			if res.Latency.P50 <= 0 || res.Latency.P50 > res.Latency.P99 || res.Latency.P99 > res.Latency.Max {
+				t.Errorf("latency summary out of order: %+v", res.Latency)
+			}
+		})
+	}
+	// Cleanup left nothing behind.
+	c, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ok, _, err := c.Exists("/zkbridge-bench"); err != nil || ok {
+		t.Fatalf("/zkbridge-bench left behind (exists %v, err %v)", ok, err)
+	}
+}
+
+func TestBenchTableAndProgress(t *testing.T) {
+	addr := startInProcess(t)
+	out, errOut, err := runBenchCLI("--addr", addr, "-w", "get", "--duration", "300ms", "--warmup", "0s",
+		"--progress", "100ms", "--root", "/b", "--no-cleanup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"workload get against " + addr, "ops/s", "p999 ms", "\n  get "} {
+		if !strings.Contains(out, s) {
+			t.Errorf("table lacks %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(errOut, "ops/s") || !strings.Contains(errOut, " done ") {
+		t.Errorf("no progress line on stderr: %q", errOut)
+	}
+	c, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ok, _, _ := c.Exists("/b/d0/k0"); !ok {
+		t.Fatal("--no-cleanup removed the keyspace")
+	}
+}
+
+func TestBenchFlagErrors(t *testing.T) {
+	// A port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--workload", "read"}, "unknown workload"},
+		{[]string{"--mix", "get:1", "-w", "get"}, "--mix applies to the mixed workload"},
+		{[]string{"--mix", "get:x"}, "--mix"},
+		{[]string{"--connections", "0"}, "--connections must be positive"},
+		{[]string{"--outstanding", "-2"}, "--outstanding must be positive"},
+		{[]string{"--duration", "0s"}, "--duration must be positive"},
+		{[]string{"--addr", "nohost"}, "not HOST:PORT"},
+		{[]string{"--payload", "9999999"}, "payload"},
+		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--addr", closed, "--timeout", "2s"}, "connection refused"},
+	} {
+		_, _, err := runBenchCLI(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("bench %v: %v, want an error containing %q", tc.args, err, tc.wantErr)
+		}
+	}
+}

@@ -113,6 +113,15 @@ func (s *Server) Start(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
+	// An entry of our own through the state machine: until one is applied
+	// after the last membership change, this replica's ReadIndex (sync)
+	// cannot complete, because dragonboat counts only entries the on-disk
+	// state machine applied.
+	if _, err := s.node.proposeSync(noopCommand()); err != nil {
+		s.shutdownRaft()
+		ln.Close()
+		return fmt.Errorf("first entry after start: %w", err)
+	}
 	if err := s.loadSessions(); err != nil {
 		s.shutdownRaft()
 		ln.Close()
@@ -259,7 +268,7 @@ func (s *Server) applied(results []*sm.Result) {
 			s.sessions.add(res.Session, res.Timeout)
 		}
 		for _, id := range res.Touched {
-			s.sessions.touch(id)
+			s.sessions.refresh(id)
 		}
 		if id := res.ClosedSession; id != 0 {
 			s.log.Info().Str("session", sessionHex(id)).Msg("session closed")
@@ -365,4 +374,10 @@ func (s *Server) proposeReap(op sm.Op, now time.Time) {
 	if res.Err == zkproto.ErrOK {
 		s.log.Debug().Interface("op", op).Msg("reaped")
 	}
+}
+
+// noopCommand is an entry that changes nothing and consumes no zxid (a
+// TouchSessions without sessions).
+func noopCommand() *sm.Command {
+	return &sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: &sm.TouchSessions{}}
 }

@@ -175,6 +175,8 @@ func (t *sessionTracker) add(id int64, timeoutMs int32) {
 	t.mu.Unlock()
 }
 
+// touch records activity of a session's connection on this node: a new
+// deadline, and a mark so the next report tells the other nodes.
 func (t *sessionTracker) touch(id int64) {
 	if id == 0 {
 		return
@@ -185,6 +187,17 @@ func (t *sessionTracker) touch(id int64) {
 	}
 	if t.active != nil {
 		t.active[id] = struct{}{}
+	}
+	t.mu.Unlock()
+}
+
+// refresh gives a session a new deadline for activity another node
+// reported. It is not marked for this node's report: echoing it would keep
+// every reported session alive forever.
+func (t *sessionTracker) refresh(id int64) {
+	t.mu.Lock()
+	if d, ok := t.timeouts[id]; ok {
+		t.deadlines[id] = time.Now().Add(d)
 	}
 	t.mu.Unlock()
 }
@@ -296,6 +309,8 @@ func (s *Server) expiryLoop(stop <-chan struct{}) {
 			s.dropClientsWithoutLeader(now, &leaderless)
 			leader := s.node.isLeader()
 			if leader && !wasLeader {
+				// Let ReadIndex complete on every replica again (see Start).
+				s.node.propose(noopCommand(), func(*sm.Result, error) {})
 				if err := s.loadSessions(); err != nil {
 					s.log.Error().Err(err).Msg("reload sessions after becoming leader")
 				}

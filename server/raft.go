@@ -30,6 +30,13 @@ const dataShard uint64 = 1
 // Past it the outcome is unknown and the connection is closed.
 const proposalTimeout = 10 * time.Second
 
+// leaderChangeGrace is how long a proposal or read index still waits once
+// the leader changed under it. An entry the old leader replicated is
+// committed by the new one within an election; one that went to a dead
+// leader never completes, and would otherwise hold its client for the whole
+// proposalTimeout.
+const leaderChangeGrace = 500 * time.Millisecond
+
 // raftNode is the small interface zkbridge uses of dragonboat: propose a
 // command and learn its applied result, confirm reads (ReadIndex), and ask
 // who leads. Everything dragonboat-specific stays in this file.
@@ -38,6 +45,54 @@ type raftNode struct {
 	replicaID uint64
 	session   *client.Session
 	log       zerolog.Logger
+	leaders   *leaderWatch
+}
+
+// leaderWatch is dragonboat's raft event listener: it closes the current
+// channel whenever the data shard's leader (or term) changes.
+type leaderWatch struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newLeaderWatch() *leaderWatch { return &leaderWatch{ch: make(chan struct{})} }
+
+// LeaderUpdated runs on a dragonboat goroutine; it must not block.
+func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
+	if info.ShardID != dataShard {
+		return
+	}
+	w.mu.Lock()
+	close(w.ch)
+	w.ch = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// changed returns a channel closed at the next leader change.
+func (w *leaderWatch) changed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ch
+}
+
+// await waits for a request's result. Once the leader changes it waits
+// leaderChangeGrace more, then reports ok=false: the outcome is unknown.
+func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState) (dragonboat.RequestResult, bool) {
+	select {
+	case res := <-rs.ResultC():
+		return res, true
+	case <-changed:
+	}
+	grace := time.NewTimer(leaderChangeGrace)
+	defer grace.Stop()
+	select {
+	case res := <-rs.ResultC():
+		return res, true
+	case <-grace.C:
+		// The request state is left to dragonboat's own timeout; it is
+		// not released, as its result may still be delivered.
+		return dragonboat.RequestResult{}, false
+	}
 }
 
 // applyHook runs with the node's apply lock held, right after each batch of
@@ -131,10 +186,12 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	if err := os.MkdirAll(raftDir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("raft dir: %w", err)
 	}
+	leaders := newLeaderWatch()
 	nhc := config.NodeHostConfig{
-		NodeHostDir:    raftDir,
-		RTTMillisecond: 10,
-		RaftAddress:    cfg.PeerAddr,
+		NodeHostDir:       raftDir,
+		RTTMillisecond:    10,
+		RaftAddress:       cfg.PeerAddr,
+		RaftEventListener: leaders,
 		Expert: config.ExpertConfig{
 			LogDB:        config.GetSmallMemLogDBConfig(),
 			LogDBFactory: timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
@@ -176,7 +233,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, dataShard, err)
 	}
 	<-ready
-	r := &raftNode{nh: nh, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(dataShard), log: log}
+	r := &raftNode{nh: nh, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(dataShard), log: log, leaders: leaders}
 	return r, local, nil
 }
 
@@ -209,6 +266,7 @@ func (r *raftNode) isLeader() bool {
 // applied result or an error (then the outcome is unknown).
 func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 	data := cmd.Encode()
+	changed := r.leaders.changed()
 	var rs *dragonboat.RequestState
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -224,7 +282,11 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 		return
 	}
 	go func() {
-		res := <-rs.ResultC()
+		res, ok := r.leaders.await(changed, rs)
+		if !ok {
+			done(nil, errors.New("proposal outcome unknown: the leader changed"))
+			return
+		}
 		rs.Release()
 		if !res.Completed() {
 			done(nil, fmt.Errorf("proposal %s", requestOutcome(res)))
@@ -250,13 +312,18 @@ func (r *raftNode) proposeSync(cmd *sm.Command) (*sm.Result, error) {
 // readIndex confirms with the leader that the local replica has applied
 // everything committed so far, then calls done.
 func (r *raftNode) readIndex(done func(error)) {
+	changed := r.leaders.changed()
 	rs, err := r.nh.ReadIndex(dataShard, proposalTimeout)
 	if err != nil {
 		go done(fmt.Errorf("read index: %w", err))
 		return
 	}
 	go func() {
-		res := <-rs.ResultC()
+		res, ok := r.leaders.await(changed, rs)
+		if !ok {
+			done(errors.New("read index not confirmed: the leader changed"))
+			return
+		}
 		rs.Release()
 		if !res.Completed() {
 			done(fmt.Errorf("read index %s", requestOutcome(res)))

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lni/dragonboat/v4"
 	"net/http"
 	"sort"
 	"strconv"
@@ -44,9 +46,9 @@ func (s *Server) Status(ctx context.Context) (RaftStatus, error) {
 	default:
 		out.Role = "candidate"
 	}
-	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	m, err := s.membership(ctx)
 	if err != nil {
-		return out, fmt.Errorf("read membership: %w", err)
+		return out, err
 	}
 	out.Voters, out.NonVoters = m.Nodes, m.NonVotings
 	return out, nil
@@ -63,7 +65,9 @@ func (s *Server) TransferLeader(ctx context.Context, id uint64) error {
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if lead, _, ok := s.node.leader(); ok && lead == id {
-				return nil
+				// A new leader answers ReadIndex only once it has committed
+				// an entry of its term.
+				return s.settle()
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -76,9 +80,9 @@ func (s *Server) TransferLeader(ctx context.Context, id uint64) error {
 // AddVoter adds replica id at Raft address addr; start that node with
 // --join afterwards (or before: it waits to be contacted).
 func (s *Server) AddVoter(ctx context.Context, id uint64, addr string) error {
-	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	m, err := s.membership(ctx)
 	if err != nil {
-		return fmt.Errorf("read membership: %w", err)
+		return err
 	}
 	if _, ok := m.Nodes[id]; ok {
 		return fmt.Errorf("replica %d is already a voter", id)
@@ -86,7 +90,7 @@ func (s *Server) AddVoter(ctx context.Context, id uint64, addr string) error {
 	if err := s.node.nh.SyncRequestAddReplica(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("add voter %d at %s: %w", id, addr, err)
 	}
-	return nil
+	return s.settle()
 }
 
 // ErrBelowQuorum refuses a removal that would leave fewer voters than a
@@ -96,9 +100,9 @@ var ErrBelowQuorum = errors.New("removing it would leave the shard without a saf
 // RemoveVoter removes replica id. Unless force, it refuses when the
 // voters left could not outvote a failure (fewer than a majority of today's).
 func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
-	m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+	m, err := s.membership(ctx)
 	if err != nil {
-		return fmt.Errorf("read membership: %w", err)
+		return err
 	}
 	if _, ok := m.Nodes[id]; !ok {
 		return fmt.Errorf("replica %d is not a voter (voters: %v)", id, sortedIDs(m.Nodes))
@@ -109,7 +113,35 @@ func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 	if err := s.node.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("remove voter %d: %w", id, err)
 	}
-	return nil
+	return s.settle()
+}
+
+// membership reads the shard's membership with a quorum round, retrying
+// while the shard is briefly not ready (a leader change in progress).
+func (s *Server) membership(ctx context.Context) (*dragonboat.Membership, error) {
+	for {
+		m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
+		if err == nil || !dragonboat.IsTempError(err) || ctx.Err() != nil {
+			if err != nil {
+				return nil, fmt.Errorf("read membership: %w", err)
+			}
+			return m, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settle commits a no-op after a membership change, so every replica's
+// ReadIndex can complete again (see Start).
+func (s *Server) settle() error {
+	var err error
+	for attempt := 0; attempt < 50; attempt++ { // a no-op is safe to retry
+		if _, err = s.node.proposeSync(noopCommand()); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("membership changed, but the entry after it failed: %w", err)
 }
 
 func sortedIDs(m map[uint64]string) []uint64 {

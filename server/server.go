@@ -117,10 +117,17 @@ func (s *Server) Start(ctx context.Context) error {
 	// after the last membership change, this replica's ReadIndex (sync)
 	// cannot complete, because dragonboat counts only entries the on-disk
 	// state machine applied.
-	if _, err := s.node.proposeSync(noopCommand()); err != nil {
-		s.shutdownRaft()
-		ln.Close()
-		return fmt.Errorf("first entry after start: %w", err)
+	for {
+		_, err := s.node.proposeSync(noopCommand())
+		if err == nil {
+			break
+		}
+		if wctx.Err() != nil { // a no-op is safe to retry until then
+			s.shutdownRaft()
+			ln.Close()
+			return fmt.Errorf("first entry after start: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := s.loadSessions(); err != nil {
 		s.shutdownRaft()

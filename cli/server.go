@@ -30,6 +30,7 @@ func serverCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "admin-addr", Usage: "admin HTTP listener `HOST:PORT` (/commands, /metrics)", Value: server.DefaultAdminAddr},
 			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
 			&ucli.StringFlag{Name: "peer-addr", Usage: "Raft transport `HOST:PORT`", Value: server.DefaultPeerAddr},
+			&ucli.StringFlag{Name: "peer-listen-addr", Usage: "where the Raft transport listens, when not --peer-addr (NAT, a proxy): `HOST:PORT`"},
 			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
 			&ucli.BoolFlag{Name: "join", Usage: "join a running cluster this replica was added to (zkbridge raft add-voter)"},
 			&ucli.StringFlag{Name: "peers", Usage: "every voter's Raft address, this node's included: `ID=HOST:PORT,...` (omit for a single node)"},
@@ -61,6 +62,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("admin-addr", func() { cfg.AdminAddr = c.String("admin-addr") })
 	set("no-admin", func() { cfg.AdminDisabled = c.Bool("no-admin") })
 	set("peer-addr", func() { cfg.PeerAddr = c.String("peer-addr") })
+	set("peer-listen-addr", func() { cfg.PeerListenAddr = c.String("peer-listen-addr") })
 	set("replica-id", func() { cfg.ReplicaID = c.Uint64("replica-id") })
 	if c.IsSet("peers") {
 		peers, err := parsePeers(c.String("peers"))

@@ -34,6 +34,9 @@ type Config struct {
 	AdminDisabled bool `yaml:"admin_disabled"`
 	// PeerAddr is the Raft transport address of this node.
 	PeerAddr string `yaml:"peer_addr"`
+	// PeerListenAddr is where the Raft transport listens when that differs
+	// from the PeerAddr the other nodes dial (NAT, a proxy); empty: PeerAddr.
+	PeerListenAddr string `yaml:"peer_listen_addr"`
 	// ReplicaID is this node's id in the cluster (ZooKeeper's myid).
 	ReplicaID uint64 `yaml:"replica_id"`
 	// Peers maps every voting replica's id to its Raft address, this node

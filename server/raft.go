@@ -191,6 +191,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		NodeHostDir:       raftDir,
 		RTTMillisecond:    10,
 		RaftAddress:       cfg.PeerAddr,
+		ListenAddress:     cfg.PeerListenAddr,
 		RaftEventListener: leaders,
 		Expert: config.ExpertConfig{
 			LogDB:        config.GetSmallMemLogDBConfig(),

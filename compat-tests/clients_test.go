@@ -85,6 +85,7 @@ func stopClientServers() {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopClientServers()
+	removeZkbridgeBinary()
 	os.Exit(code)
 }
 

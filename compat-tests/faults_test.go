@@ -1,0 +1,478 @@
+package compattests
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// Fault tests: zkbridge nodes run as separate processes (cluster.go), are
+// killed with SIGKILL, restarted, and cut off from each other by a proxy.
+// Every wait is a poll with a deadline.
+
+var openACL = zk.WorldACL(zk.PermAll)
+
+// gzConnect connects go-zookeeper to addrs and waits (bounded) for a session.
+func gzConnect(t testing.TB, addrs []string, timeout time.Duration, cb func(zk.Event)) *zk.Conn {
+	t.Helper()
+	got := make(chan struct{})
+	var once sync.Once
+	conn, _, err := zk.Connect(addrs, timeout, zk.WithLogger(gzQuiet{}), zk.WithEventCallback(func(ev zk.Event) {
+		if ev.State == zk.StateHasSession {
+			once.Do(func() { close(got) })
+		}
+		if cb != nil {
+			cb(ev)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	select {
+	case <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no session with %v within 20 s", addrs)
+	}
+	return conn
+}
+
+// ackWriter creates root/000000, root/000001, ... one at a time and keeps
+// the time of every acknowledgement. A write whose outcome is unknown
+// (connection loss) is retried on the same path, where NodeExists means
+// the first attempt applied.
+type ackWriter struct {
+	conn *zk.Conn
+	root string
+	stop chan struct{}
+	done chan struct{}
+
+	mu    sync.Mutex
+	acks  []time.Time // acks[i] is when root/%06d i was acknowledged
+	fails map[string]int
+}
+
+func startAckWriter(conn *zk.Conn, root string) *ackWriter {
+	w := &ackWriter{conn: conn, root: root, stop: make(chan struct{}), done: make(chan struct{}), fails: map[string]int{}}
+	go w.run()
+	return w
+}
+
+func (w *ackWriter) run() {
+	defer close(w.done)
+	for i := 0; ; i++ {
+		path := fmt.Sprintf("%s/%06d", w.root, i)
+		for retried := false; ; retried = true {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			_, err := w.conn.Create(path, []byte(path), 0, openACL)
+			if err == nil || (retried && errors.Is(err, zk.ErrNodeExists)) {
+				w.mu.Lock()
+				w.acks = append(w.acks, time.Now())
+				w.mu.Unlock()
+				break
+			}
+			w.mu.Lock()
+			w.fails[err.Error()]++
+			w.mu.Unlock()
+			time.Sleep(2 * time.Millisecond) // no spin while disconnected
+		}
+	}
+}
+
+func (w *ackWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acks)
+}
+
+// waitAcks waits until n writes are acknowledged.
+func (w *ackWriter) waitAcks(t testing.TB, n int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for w.count() < n {
+		if time.Now().After(deadline) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			t.Fatalf("only %d of %d writes acknowledged within %v (failures: %v)", len(w.acks), n, d, w.fails)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (w *ackWriter) halt() {
+	close(w.stop)
+	<-w.done
+}
+
+// gapAround is the time from the last acknowledgement before at to the
+// first one after it.
+func (w *ackWriter) gapAround(at time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := sort.Search(len(w.acks), func(i int) bool { return w.acks[i].After(at) })
+	if i == 0 || i == len(w.acks) {
+		return -1
+	}
+	return w.acks[i].Sub(w.acks[i-1])
+}
+
+// failoverRun runs a writer connected to every address, kills the leader
+// (kill returns once the process is gone) and returns the failover gap
+// and the writer, halted, for checks.
+func failoverRun(t testing.TB, addrs []string, root string, kill func()) (time.Duration, *ackWriter) {
+	t.Helper()
+	conn := gzConnect(t, addrs, 10*time.Second, nil)
+	if _, err := conn.Create(root, nil, 0, openACL); err != nil {
+		t.Fatalf("create %s: %v", root, err)
+	}
+	w := startAckWriter(conn, root)
+	w.waitAcks(t, 100, 20*time.Second)
+	killedAt := time.Now()
+	kill()
+	before := w.count()
+	w.waitAcks(t, before+100, 60*time.Second)
+	w.halt()
+	gap := w.gapAround(killedAt)
+	w.mu.Lock()
+	t.Logf("failover gap %v (%d writes acknowledged; failures seen by the writer: %v)", gap, len(w.acks), w.fails)
+	w.mu.Unlock()
+	return gap, w
+}
+
+// TestFaultLeaderKilledUnderWrites kills -9 the leader while a client
+// writes: writes resume on the survivors, every acknowledged write is
+// there afterwards, and a session on a surviving follower lives on.
+func TestFaultLeaderKilledUnderWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	c := StartProcCluster(t, 3, ClusterOptions{})
+	lead := c.WaitLeader(30 * time.Second)
+	follower := (lead + 1) % 3
+
+	var stMu sync.Mutex
+	var states []zk.State
+	survivor := gzConnect(t, []string{c.Nodes[follower].Client}, 10*time.Second, func(ev zk.Event) {
+		if ev.Type == zk.EventSession {
+			stMu.Lock()
+			states = append(states, ev.State)
+			stMu.Unlock()
+		}
+	})
+	sid := survivor.SessionID()
+	if _, err := survivor.Create("/survivor", nil, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+
+	gap, w := failoverRun(t, c.Addrs(), "/w", func() { c.Kill(lead) })
+	newLead := c.WaitLeader(30 * time.Second)
+	if newLead == lead {
+		t.Fatal("the killed node still leads")
+	}
+
+	// Every acknowledged write is there, read back after sync on a survivor.
+	check := gzConnect(t, []string{c.Nodes[newLead].Client}, 10*time.Second, nil)
+	if _, err := check.Sync("/w"); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := check.Children("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, k := range kids {
+		have[k] = true
+	}
+	for i := range w.count() {
+		if name := fmt.Sprintf("%06d", i); !have[name] {
+			t.Errorf("acknowledged write /w/%s is missing after the failover", name)
+		}
+	}
+	// At most the one write in flight when the writer stopped is extra.
+	if extra := len(kids) - w.count(); extra < 0 || extra > 1 {
+		t.Errorf("%d nodes under /w for %d acknowledged writes", len(kids), w.count())
+	}
+
+	// The follower's session survived: same id, never expired, ephemeral kept.
+	if ok, _, err := check.Exists("/survivor"); err != nil || !ok {
+		t.Errorf("the surviving follower's ephemeral after the failover: exists=%v err=%v", ok, err)
+	}
+	if ok, _, err := survivor.Exists("/survivor"); err != nil || !ok {
+		t.Errorf("the surviving session's own read after the failover: exists=%v err=%v", ok, err)
+	}
+	stMu.Lock()
+	defer stMu.Unlock()
+	for _, s := range states {
+		if s == zk.StateExpired {
+			t.Errorf("the session on the surviving follower expired (states %v)", states)
+		}
+	}
+	if survivor.SessionID() != sid {
+		t.Errorf("the surviving follower's session changed from %#x to %#x", sid, survivor.SessionID())
+	}
+	t.Logf("leader %d killed; new leader %d; failover gap %v; follower session states %v", lead+1, newLead+1, gap, states)
+}
+
+// rawConnect connects a raw client to addr.
+func rawConnect(t testing.TB, addr, name string, timeout int32) *Client {
+	t.Helper()
+	cl, _, err := Connect(addr, name, NewTranscript(), DialOptions{Timeout: timeout})
+	if err != nil {
+		t.Fatalf("connect %s to %s: %v", name, addr, err)
+	}
+	if cl.SessionID == 0 {
+		t.Fatalf("%s: %s refused the session", name, addr)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// TestFaultClientVanishes drops a client's TCP connection without
+// closeSession (as a killed client process does): after the session
+// timeout its ephemeral is gone on every node, and a watcher connected to
+// another node gets NodeDeleted.
+func TestFaultClientVanishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	c := StartProcCluster(t, 3, ClusterOptions{})
+	lead := c.WaitLeader(30 * time.Second)
+	owner, watcherNode := (lead+1)%3, (lead+2)%3
+
+	const timeout = 4000 // ms: the minimum with tickTime 2 s
+	a := rawConnect(t, c.Nodes[owner].Client, "a", timeout)
+	if r, err := a.Call(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/eph", Data: []byte("x"),
+		ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)}); err != nil || r.Header.Err != zkproto.ErrOK {
+		t.Fatalf("create the ephemeral: %+v %v", r, err)
+	}
+	w := rawConnect(t, c.Nodes[watcherNode].Client, "w", 30000)
+	if _, err := w.Call(zkproto.OpSync, &zkproto.SyncRequest{Path: "/eph"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Call(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/eph", Watch: true}); err != nil || r.Header.Err != zkproto.ErrOK {
+		t.Fatalf("watch the ephemeral from another node: %+v %v", r, err)
+	}
+
+	a.Close() // no closeSession, no reconnect
+	gone := time.Now()
+	if n := w.WaitEvents(1, 20*time.Second); n != 1 {
+		t.Fatal("no watch event within 20 s of the client vanishing")
+	}
+	elapsed := time.Since(gone)
+	ev := w.rec.Lines()
+	if len(ev) == 0 || !strings.Contains(ev[len(ev)-1], "NodeDeleted") || !strings.Contains(ev[len(ev)-1], "/eph") {
+		t.Fatalf("watch event %v, want NodeDeleted /eph", ev)
+	}
+	// Half the timeout is a loose lower bound: the session was touched when
+	// the ephemeral was created, just before the connection dropped.
+	if elapsed < timeout*time.Millisecond/2 {
+		t.Errorf("the ephemeral vanished %v after the client, before its %d ms session timeout", elapsed, timeout)
+	}
+	for i, nd := range c.Nodes {
+		cl := rawConnect(t, nd.Client, fmt.Sprintf("check%d", i+1), 30000)
+		if _, err := cl.Call(zkproto.OpSync, &zkproto.SyncRequest{Path: "/"}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := cl.Call(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/eph"}); err != nil || r.Header.Err != zkproto.ErrNoNode {
+			t.Errorf("node %d after expiry: exists /eph = %+v %v, want NoNode", i+1, r, err)
+		}
+		cl.Close()
+	}
+	t.Logf("ephemeral of the vanished client deleted after %v (session timeout %d ms)", elapsed, timeout)
+}
+
+// writeMany creates n nodes under root (spread over 10 parents) from
+// several goroutines, changes every 10th and deletes every 7th.
+func writeMany(t testing.TB, conn *zk.Conn, root string, n int) {
+	t.Helper()
+	for _, p := range []string{root} {
+		if _, err := conn.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	for d := range 10 {
+		if _, err := conn.Create(fmt.Sprintf("%s/d%d", root, d), nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const workers = 8
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += workers {
+				p := fmt.Sprintf("%s/d%d/n%05d", root, i%10, i)
+				if _, err := conn.Create(p, []byte(p), 0, openACL); err != nil {
+					errs <- fmt.Errorf("create %s: %w", p, err)
+					return
+				}
+				if i%10 == 0 {
+					if _, err := conn.Set(p, []byte("changed"), 0); err != nil {
+						errs <- fmt.Errorf("set %s: %w", p, err)
+						return
+					}
+				}
+				if i%7 == 0 {
+					if err := conn.Delete(p, -1); err != nil {
+						errs <- fmt.Errorf("delete %s: %w", p, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// dumpTree lists every node under root with its data and full stat, as
+// one node serves them after a sync.
+func dumpTree(t testing.TB, addr, root string) []string {
+	t.Helper()
+	conn := gzConnect(t, []string{addr}, 10*time.Second, nil)
+	defer conn.Close()
+	if _, err := conn.Sync(root); err != nil {
+		t.Fatalf("sync on %s: %v", addr, err)
+	}
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		data, s, err := conn.Get(p)
+		if err != nil {
+			t.Fatalf("get %s on %s: %v", p, addr, err)
+		}
+		out = append(out, fmt.Sprintf("%s %q czxid=%#x mzxid=%#x pzxid=%#x ctime=%d mtime=%d v=%d cv=%d av=%d owner=%#x len=%d kids=%d",
+			p, data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren))
+		kids, _, err := conn.Children(p)
+		if err != nil {
+			t.Fatalf("children %s on %s: %v", p, addr, err)
+		}
+		sort.Strings(kids)
+		for _, k := range kids {
+			walk(p + "/" + k)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// compareDumps checks every node serves the same tree under root.
+func compareDumps(t testing.TB, c *ProcCluster, root string) int {
+	t.Helper()
+	dumps := make([][]string, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, nd := range c.Nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); dumps[i] = dumpTree(t, nd.Client, root) }()
+	}
+	wg.Wait()
+	for i := 1; i < len(dumps); i++ {
+		if d := diff(dumps[0], dumps[i]); d != "" {
+			t.Errorf("node %d's tree differs from node 1's:\n%s", i+1, d)
+		}
+	}
+	return len(dumps[0])
+}
+
+// TestFaultFollowerRestartCatchesUp kills a follower between two batches
+// of writes and restarts it: it replays its own log, catches up with what
+// it missed, and then serves the same tree as the others.
+func TestFaultFollowerRestartCatchesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	c := StartProcCluster(t, 3, ClusterOptions{})
+	lead := c.WaitLeader(30 * time.Second)
+	follower := (lead + 1) % 3
+	conn := gzConnect(t, []string{c.Nodes[lead].Client, c.Nodes[(lead+2)%3].Client}, 10*time.Second, nil)
+
+	writeMany(t, conn, "/r1", 1000)
+	c.Kill(follower)
+	writeMany(t, conn, "/r2", 1000)
+	start := time.Now()
+	c.Start(follower)
+	zxid := c.WaitCaughtUp(60 * time.Second)
+	caughtUp := time.Since(start)
+	n := compareDumps(t, c, "/r1") + compareDumps(t, c, "/r2")
+	t.Logf("follower %d restarted and caught up to zxid %#x in %v; %d nodes identical on all three", follower+1, zxid, caughtUp, n)
+}
+
+// TestFaultPartitionedLeader cuts the leader off from the other two: it
+// commits nothing and its client loses the connection, the majority elects
+// a leader and keeps serving, and after healing the old leader catches up.
+func TestFaultPartitionedLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	c := StartProcCluster(t, 3, ClusterOptions{Proxied: true})
+	lead := c.WaitLeader(30 * time.Second)
+	iso := c.Nodes[lead]
+	var majority []string
+	for i, nd := range c.Nodes {
+		if i != lead {
+			majority = append(majority, nd.Client)
+		}
+	}
+	writer := gzConnect(t, majority, 10*time.Second, nil)
+	writeMany(t, writer, "/p1", 200)
+	c.WaitCaughtUp(30 * time.Second)
+
+	m := rawConnect(t, iso.Client, "minority", 10000)
+	c.Proxy.Isolate(iso.ID)
+	cut := time.Now()
+
+	// The cut-off node cannot commit: its client's write never succeeds,
+	// the connection is lost instead.
+	r, err := m.Call(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/minority", ACL: zkproto.OpenACLUnsafe()})
+	if err == nil {
+		t.Fatalf("a write on the cut-off node was answered: %+v", r.Header)
+	}
+	lost := time.Since(cut)
+	isoZxid := c.LastZxid(lead)
+
+	// The majority elects a leader and serves writes.
+	newLead := c.WaitLeader(30 * time.Second)
+	if newLead == lead {
+		t.Fatal("the cut-off node still leads")
+	}
+	writeMany(t, writer, "/p2", 200)
+	if z := c.LastZxid(lead); z != isoZxid {
+		t.Errorf("the cut-off node's zxid moved from %#x to %#x: it applied writes without a majority", isoZxid, z)
+	}
+	// New sessions are refused there: a client must go to the majority.
+	if cl, _, err := Connect(iso.Client, "late", NewTranscript(), DialOptions{Timeout: 10000}); err == nil && cl.SessionID != 0 {
+		cl.Close()
+		t.Error("the cut-off node accepted a new session")
+	}
+
+	c.Proxy.Heal()
+	healed := time.Now()
+	c.WaitCaughtUp(60 * time.Second)
+	rejoined := time.Since(healed)
+	n := compareDumps(t, c, "/p1") + compareDumps(t, c, "/p2")
+	check := gzConnect(t, []string{iso.Client}, 10*time.Second, nil)
+	if _, err := check.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := check.Exists("/minority"); err != nil || ok {
+		t.Errorf("the write attempted on the cut-off node: exists=%v err=%v, want absent", ok, err)
+	}
+	t.Logf("cut-off client lost its connection after %v (err %v); old leader rejoined in %v; %d nodes identical", lost, err, rejoined, n)
+}

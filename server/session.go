@@ -327,9 +327,9 @@ func (s *Server) expiryLoop(stop <-chan struct{}) {
 }
 
 // dropClientsWithoutLeader closes every client connection once this node
-// has had no leader for a tick (it is cut off from the majority), so clients
-// fail over to a node that can serve them, as a ZooKeeper follower that lost
-// its leader does.
+// has had no leader for two ticks (at least 2 s: longer than an election),
+// so clients of a node cut off from the majority fail over to one that can
+// serve them, as those of a ZooKeeper follower that lost its leader do.
 func (s *Server) dropClientsWithoutLeader(now time.Time, since *time.Time) {
 	if s.node.status().HasLeader {
 		*since = time.Time{}
@@ -339,7 +339,7 @@ func (s *Server) dropClientsWithoutLeader(now time.Time, since *time.Time) {
 		*since = now
 		return
 	}
-	if now.Sub(*since) < s.cfg.TickTime {
+	if now.Sub(*since) < max(2*s.cfg.TickTime, 2*time.Second) {
 		return
 	}
 	conns := s.snapshotConns()

@@ -3,6 +3,8 @@ package compattests
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -130,7 +132,8 @@ func (w *ackWriter) gapAround(at time.Time) time.Duration {
 
 // failoverRun runs a writer connected to every address, kills the leader
 // (kill returns once the process is gone) and returns the failover gap
-// and the writer, halted, for checks.
+// and the writer, halted, for checks. The gap runs from the last write
+// acknowledged before the process was gone to the first one after.
 func failoverRun(t testing.TB, addrs []string, root string, kill func()) (time.Duration, *ackWriter) {
 	t.Helper()
 	conn := gzConnect(t, addrs, 10*time.Second, nil)
@@ -139,8 +142,10 @@ func failoverRun(t testing.TB, addrs []string, root string, kill func()) (time.D
 	}
 	w := startAckWriter(conn, root)
 	w.waitAcks(t, 100, 20*time.Second)
-	killedAt := time.Now()
 	kill()
+	// From when the process is gone: a leader that got the signal may still
+	// acknowledge a write or two while it dies.
+	killedAt := time.Now()
 	before := w.count()
 	w.waitAcks(t, before+100, 60*time.Second)
 	w.halt()
@@ -475,4 +480,79 @@ func TestFaultPartitionedLeader(t *testing.T) {
 		t.Errorf("the write attempted on the cut-off node: exists=%v err=%v, want absent", ok, err)
 	}
 	t.Logf("cut-off client lost its connection after %v (err %v); old leader rejoined in %v; %d nodes identical", lost, err, rejoined, n)
+}
+
+// BenchmarkFailoverGap measures the failover gap (last write acknowledged
+// before the leader is killed with SIGKILL → first one after) five times on
+// a 3-node zkbridge and five times on a 3-node ZooKeeper 3.8, the same
+// go-zookeeper writer against both, and prints the medians side by side.
+// Run it with scripts/failover-gap.sh.
+func BenchmarkFailoverGap(b *testing.B) {
+	if testing.Short() {
+		b.Skip("starts ten 3-node clusters")
+	}
+	const runs = 5
+	var zb, zo []time.Duration
+	for i := range runs {
+		b.Run(fmt.Sprintf("zkbridge-%d", i+1), func(b *testing.B) {
+			c := StartProcCluster(b, 3, ClusterOptions{})
+			lead := c.WaitLeader(30 * time.Second)
+			gap, _ := failoverRun(b, c.Addrs(), "/gap", func() { c.Kill(lead) })
+			zb = append(zb, gap)
+		})
+		b.Run(fmt.Sprintf("zookeeper-%d", i+1), func(b *testing.B) {
+			ens, err := StartZooKeeperEnsemble(3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ens.Stop()
+			lead := -1
+			for j, addr := range ens.Addrs {
+				if out, err := srvr(addr); err == nil && strings.Contains(out, "Mode: leader") {
+					lead = j
+				}
+			}
+			if lead < 0 {
+				b.Fatal("no ZooKeeper leader")
+			}
+			pids := strings.Split(ens.pids, ",")
+			gap, _ := failoverRun(b, ens.Addrs, "/gap", func() {
+				_ = exec.Command("kill", "-9", pids[lead]).Run()
+				// gone once its client port refuses connections
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+					nc, err := net.DialTimeout("tcp", ens.Addrs[lead], time.Second)
+					if err != nil {
+						break
+					}
+					nc.Close()
+					if time.Now().After(deadline) {
+						b.Fatal("the killed ZooKeeper leader still accepts connections")
+					}
+				}
+			})
+			zo = append(zo, gap)
+		})
+	}
+	median := func(ds []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		if len(s) == 0 {
+			return -1
+		}
+		return s[len(s)/2]
+	}
+	fmt.Printf("\nfailover gap after kill -9 of the leader (3 nodes, %d runs each)\n", runs)
+	fmt.Printf("%-10s %-12s %s\n", "server", "median", "runs")
+	fmt.Printf("%-10s %-12v %v\n", "zkbridge", median(zb).Round(time.Millisecond), roundAll(zb))
+	fmt.Printf("%-10s %-12v %v\n", "zookeeper", median(zo).Round(time.Millisecond), roundAll(zo))
+	b.ReportMetric(float64(median(zb).Milliseconds()), "zkbridge-median-ms")
+	b.ReportMetric(float64(median(zo).Milliseconds()), "zookeeper-median-ms")
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -44,6 +45,7 @@ type conn struct {
 	xid     int32
 	slots   chan struct{} // a token per request in flight: the pipelining bound
 	onEvent func(zkproto.WatcherEvent, time.Time)
+	closing atomic.Bool // closeSession sent: its reply matches no call
 
 	mu       sync.Mutex // guards inflight pushes against fail's drain
 	inflight chan *call // in send order
@@ -198,6 +200,10 @@ func (c *conn) read(fr *zkproto.FrameReader) {
 		case cl = <-c.inflight:
 		default:
 		}
+		if cl == nil && c.closing.Load() { // the closeSession reply
+			c.fail(net.ErrClosed)
+			return
+		}
 		if cl == nil || cl.xid != h.Xid {
 			if cl != nil {
 				cl.done(cl, &reply{hdr: zkproto.ReplyHeader{Xid: cl.xid, Err: zkproto.ErrConnectionLoss}, at: at, err: errOutOfOrder})
@@ -236,11 +242,13 @@ func (c *conn) fail(err error) {
 	}
 }
 
-// close ends the session politely (closeSession) and the connection.
+// close ends the session politely (closeSession) and the connection; call
+// it with nothing in flight.
 func (c *conn) close() {
 	if c.isClosed() {
 		return
 	}
+	c.closing.Store(true)
 	c.enc.Reset()
 	off := c.enc.StartFrame()
 	h := zkproto.RequestHeader{Xid: c.xid + 1, Type: zkproto.OpCloseSession}

@@ -237,6 +237,9 @@ func (r *runner) cleanup(leftovers []string) {
 		return
 	}
 	defer c.close()
+	if r.cfg.Progress != nil && len(leftovers)+len(r.created) > 10000 {
+		fmt.Fprintf(r.cfg.Progress, "cleanup: deleting %d nodes\n", len(leftovers)+len(r.created))
+	}
 	del := func(paths []string) {
 		req := zkproto.DeleteRequest{Version: -1}
 		for _, p := range paths {

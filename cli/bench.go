@@ -122,6 +122,12 @@ func runBench(c *ucli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first signal the run ends and cleans up; a second one
+		// (default handling again) kills the process, cleanup or not.
+		<-ctx.Done()
+		stop()
+	}()
 	res, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

@@ -14,7 +14,9 @@
 # usage: bench-vs-zk.sh
 # environment:
 #   BENCH_NODES      topologies to run (default "1 3")
-#   BENCH_WORKLOADS  (default "create set get exists list mixed multi watch")
+#   BENCH_WORKLOADS  (default "set get exists list mixed multi watch create"; create
+#                    runs keep their nodes, as deleting them all takes long, so
+#                    create comes last)
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
@@ -29,7 +31,7 @@ die() { echo "bench-vs-zk: $*" >&2; exit 1; }
 log() { echo "bench-vs-zk: $*" >&2; }
 
 nodes_list=${BENCH_NODES:-1 3}
-workloads=${BENCH_WORKLOADS:-create set get exists list mixed multi watch}
+workloads=${BENCH_WORKLOADS:-set get exists list mixed multi watch create}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-2s}
 prewarm=${BENCH_PREWARM:-10s}
@@ -151,7 +153,8 @@ for n in $nodes_list; do
       for sys in zk zb; do
         addr=$zk_addr; [ "$sys" = zb ] && addr=$zb_addr
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
-        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$w" --duration "$duration" --warmup "$warmup" ||
+        keep=(); [ "$w" = create ] && keep=(--no-cleanup)
+        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$w" --duration "$duration" --warmup "$warmup" "${keep[@]}" ||
           echo '{"ops_per_sec":0,"errors":-1,"latency_ms":{"p50":0,"p99":0}}' >"$work/results/$n-$w-$sys-$r.json"
       done
     done

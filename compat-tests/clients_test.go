@@ -349,10 +349,12 @@ func cliMtNormalise(tr *Transcript, command, out string) []string {
 			continue
 		}
 		// Printed by the client's event thread, racing with the command's
-		// own first lines: listed after the command's output.
-		if strings.HasPrefix(l, "Watcher SESSION_EVENT") {
-			sessionEvents = append(sessionEvents, "  "+l)
-			continue
+		// own lines, even inside one of them: listed after the output.
+		if ev := cliMtSessionEvent.FindString(l); ev != "" {
+			sessionEvents = append(sessionEvents, "  "+ev)
+			if l = strings.TrimSpace(strings.Replace(l, ev, "", 1)); l == "" {
+				continue
+			}
 		}
 		if inChildren && strings.HasPrefix(l, "\t") && !strings.Contains(l, "=") {
 			children = append(children, "  "+l)
@@ -377,8 +379,13 @@ func cliMtNormalise(tr *Transcript, command, out string) []string {
 		lines = append(lines, "  "+l)
 	}
 	flush()
+	// cli_mt writes to stdout and stderr from two threads: the order of a
+	// command's lines is the client's race, not the server's answer.
+	sort.Strings(lines[1:])
 	return append(lines, sessionEvents...)
 }
+
+var cliMtSessionEvent = regexp.MustCompile(`Watcher SESSION_EVENT state = [A-Z_]+`)
 
 // TestClientCliMt runs clients/cli_mt.txt with ZooKeeper's C client, one
 // command per cli_mt process, against each server and requires the same

@@ -155,7 +155,7 @@ for n in $nodes_list; do
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
         keep=(); [ "$w" = create ] && keep=(--no-cleanup)
         bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$w" --duration "$duration" --warmup "$warmup" "${keep[@]}" ||
-          echo '{"ops_per_sec":0,"errors":-1,"latency_ms":{"p50":0,"p99":0}}' >"$work/results/$n-$w-$sys-$r.json"
+          echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
       done
     done
   done
@@ -164,9 +164,14 @@ for n in $nodes_list; do
 done
 
 # The table: means over the repeats.
+# A run that failed (bench exited non-zero) is left out of the means and
+# counted in the errors column as "+Nfailed".
 mean() { # files... -> "ops/s p50 p99 errors"
-  jq -s -r '[ (map(.ops_per_sec) | add / length), (map(.latency_ms.p50) | add / length),
-              (map(.latency_ms.p99) | add / length), (map(.errors) | add) ] | @tsv' "$@"
+  jq -s -r '(map(select(.failed | not))) as $ok | (length - ($ok | length)) as $failed |
+    if ($ok | length) == 0 then [0, 0, 0, "\($failed)failed"] else
+    [ ($ok | map(.ops_per_sec) | add / length), ($ok | map(.latency_ms.p50) | add / length),
+      ($ok | map(.latency_ms.p99) | add / length),
+      "\($ok | map(.errors) | add)\(if $failed > 0 then "+\($failed)failed" else "" end)" ] end | @tsv' "$@"
 }
 echo
 echo "zkbridge vs ZooKeeper 3.8 on loopback; $duration per run after $warmup warm-up, mean of $repeat runs, alternated"
@@ -188,6 +193,7 @@ echo
   done
 } | column -t -s $'\t'
 echo
+echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
 echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
 echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
 printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \

@@ -112,7 +112,14 @@ func trimLog(b *pebble.Batch, m *logMeta, maxRecords, maxBytes uint64) error {
 	if m.Count <= maxRecords && m.Bytes <= maxBytes {
 		return nil
 	}
-	it, err := b.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceLog}, UpperBound: []byte{spaceLog + 1}})
+	// Start after the last trimmed record: everything before it is
+	// tombstones, which an iterator from the start of the key space would
+	// step over on every Update until compaction drops them.
+	lower := []byte{spaceLog}
+	if m.Trimmed > 0 {
+		lower = logKey(m.Trimmed + 1)
+	}
+	it, err := b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: []byte{spaceLog + 1}})
 	if err != nil {
 		return fmt.Errorf("trim change log: %w", err)
 	}

@@ -119,6 +119,8 @@ func (c *conn) bindSession(id int64, timeout int32) {
 	c.srv.sessions.add(id, timeout)
 }
 
+// sendConnectResponse answers in the request's form (with the readOnly
+// byte only if the request had one).
 func (c *conn) sendConnectResponse(req *zkproto.ConnectRequest, timeout int32, id int64, passwd []byte) {
 	resp := zkproto.ConnectResponse{TimeOut: timeout, SessionID: id, Passwd: passwd, HasReadOnly: req.HasReadOnly}
 	var e zkproto.Encoder
@@ -131,12 +133,7 @@ func (c *conn) sendConnectResponse(req *zkproto.ConnectRequest, timeout int32, i
 // sendExpired answers as ZooKeeper does for an unknown or expired session
 // or a wrong password: timeout 0, session 0, a zero password, then close.
 func (c *conn) sendExpired(req *zkproto.ConnectRequest) {
-	resp := zkproto.ConnectResponse{Passwd: make([]byte, zkproto.PasswordLength), HasReadOnly: req.HasReadOnly}
-	var e zkproto.Encoder
-	off := e.StartFrame()
-	resp.Encode(&e)
-	e.FinishFrame(off)
-	c.enqueue(e.Bytes())
+	c.sendConnectResponse(req, 0, 0, make([]byte, zkproto.PasswordLength))
 	c.closeAfterFlush()
 }
 

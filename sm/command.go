@@ -58,6 +58,7 @@ const (
 	kindSetZxidBase     opKind = 12
 	kindRejected        opKind = 13
 	kindTouchSessions   opKind = 14
+	kindRegisterReplica opKind = 15
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -180,6 +181,7 @@ func (*ReapTTL) kind() opKind         { return kindReapTTL }
 func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
 func (*Rejected) kind() opKind        { return kindRejected }
 func (*TouchSessions) kind() opKind   { return kindTouchSessions }
+func (*RegisterReplica) kind() opKind { return kindRegisterReplica }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -274,6 +276,8 @@ func encodeOp(e *enc, op Op, top bool) {
 		for _, id := range o.IDs {
 			e.svar(id)
 		}
+	case *RegisterReplica:
+		encodeReplica(e, &o.Replica)
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -390,6 +394,8 @@ func decodeOp(d *dec, top bool) Op {
 			o.IDs = append(o.IDs, d.svar())
 		}
 		return o
+	case kindRegisterReplica:
+		return &RegisterReplica{Replica: decodeReplica(d)}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

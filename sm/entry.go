@@ -33,6 +33,8 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		res.Err, err = a.reapTTL(o)
 	case *TouchSessions:
 		err = a.touchSessions(o, res)
+	case *RegisterReplica:
+		a.registerReplica(o, res)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

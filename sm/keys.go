@@ -14,6 +14,7 @@ import "encoding/binary"
 //	't' path               → "" (TTL index, for the reaper)
 //	'l' zxid(8, BE)        → change-log record
 //	'm' name               → metadata (applied index, zxid base, ...)
+//	'r' replicaID(8, BE)   → replica directory entry (addresses)
 //
 // Invariant: a path is only turned into a key after it passed validPath, so
 // names never contain 0x00 and a node key is never a prefix of a child scan.
@@ -29,6 +30,7 @@ const (
 	spaceTTL       = 't'
 	spaceLog       = 'l'
 	spaceMeta      = 'm'
+	spaceReplica   = 'r'
 )
 
 var (

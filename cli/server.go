@@ -34,7 +34,12 @@ func serverCommand() *ucli.Command {
 			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
 			&ucli.BoolFlag{Name: "join", Usage: "join a running cluster this replica was added to (zkbridge raft add-voter)"},
 			&ucli.StringFlag{Name: "peers", Usage: "every voter's Raft address, this node's included: `ID=HOST:PORT,...` (omit for a single node)"},
+			&ucli.StringFlag{Name: "observers", Usage: "non-voting replicas of the static configuration: `ID=HOST:PORT,...` (the leader adds them)"},
+			&ucli.BoolFlag{Name: "observer", Usage: "start this node as a non-voting observer (implied when --replica-id is among --observers)"},
+			&ucli.BoolFlag{Name: "read-only-mode", Usage: "without a leader, serve clients that allow it read-only (readonlymode.enabled)"},
+			&ucli.BoolFlag{Name: "reconfig-enabled", Usage: "admit the reconfig operation, for super or WRITE on /zookeeper/config (reconfigEnabled)"},
 			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
+			&ucli.Uint64Flag{Name: "snapshot-entries", Usage: "applied entries between Raft snapshots, after which the log is compacted (zoo.cfg snapCount)", Value: server.DefaultSnapshotEntries},
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
 			&ucli.StringFlag{Name: "super-digest", Usage: "super user `super:<base64 sha1>`"},
@@ -74,9 +79,23 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 			cfg.PeerAddr = peers[cfg.ReplicaID]
 		}
 	}
+	if c.IsSet("observers") {
+		observers, err := parsePeers(c.String("observers"))
+		if err != nil {
+			return cfg, fmt.Errorf("--observers: %w", err)
+		}
+		cfg.Observers = observers
+		if !c.IsSet("peer-addr") && observers[cfg.ReplicaID] != "" {
+			cfg.PeerAddr = observers[cfg.ReplicaID]
+		}
+	}
 	set("join", func() { cfg.Join = c.Bool("join") })
+	set("observer", func() { cfg.Observer = c.Bool("observer") })
+	set("read-only-mode", func() { cfg.ReadOnlyMode = c.Bool("read-only-mode") })
+	set("reconfig-enabled", func() { cfg.ReconfigEnabled = c.Bool("reconfig-enabled") })
 	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
 	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
+	set("snapshot-entries", func() { cfg.SnapshotEntries = c.Uint64("snapshot-entries") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
 	if c.IsSet("4lw") {
 		cfg.FourLetterWords = c.StringSlice("4lw")

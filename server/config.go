@@ -42,9 +42,25 @@ type Config struct {
 	// Peers maps every voting replica's id to its Raft address, this node
 	// included (zoo.cfg server.N lines). Empty means a single node.
 	Peers map[uint64]string `yaml:"peers"`
+	// Observers maps the non-voting replicas of the static configuration
+	// (zoo.cfg server.N=…:observer) to their Raft addresses. The leader adds
+	// any that are not yet members; they serve reads and forward writes.
+	Observers map[uint64]string `yaml:"observers"`
+	// Observer starts this node as a non-voting replica (implied when its
+	// ReplicaID is among Observers). It joins the running cluster.
+	Observer bool `yaml:"observer"`
 	// Join starts a replica added to a running cluster (raft add-voter)
 	// instead of bootstrapping one.
 	Join bool `yaml:"join"`
+	// ReadOnlyMode lets a node without a leader serve clients that asked
+	// for canBeReadOnly, read-only (ZooKeeper's readonlymode.enabled).
+	ReadOnlyMode bool `yaml:"read_only_mode"`
+	// ReconfigEnabled admits the reconfig operation (zoo.cfg reconfigEnabled);
+	// off, it fails with ReconfigDisabled as in ZooKeeper.
+	ReconfigEnabled bool `yaml:"reconfig_enabled"`
+	// SnapshotEntries is how many applied entries trigger a Raft snapshot,
+	// after which the log before it is compacted (zoo.cfg snapCount).
+	SnapshotEntries uint64 `yaml:"snapshot_entries"`
 
 	// TickTime is ZooKeeper's basic time unit.
 	TickTime time.Duration `yaml:"tick_time"`
@@ -86,6 +102,9 @@ const (
 	DefaultClientAddr = "127.0.0.1:2181"
 	DefaultAdminAddr  = "127.0.0.1:8080"
 	DefaultPeerAddr   = "127.0.0.1:2888"
+	// DefaultSnapshotEntries is smaller than ZooKeeper's snapCount
+	// (100000): a snapshot of the on-disk state machine is cheap.
+	DefaultSnapshotEntries = 10000
 )
 
 // DefaultConfig returns the embedded single-node default.
@@ -109,11 +128,20 @@ func (c *Config) Normalize() {
 	if c.PeerAddr == "" && c.Peers[c.ReplicaID] != "" {
 		c.PeerAddr = c.Peers[c.ReplicaID]
 	}
+	if c.PeerAddr == "" && c.Observers[c.ReplicaID] != "" {
+		c.PeerAddr = c.Observers[c.ReplicaID]
+	}
+	if _, ok := c.Observers[c.ReplicaID]; ok && c.ReplicaID != 0 {
+		c.Observer = true
+	}
 	if c.PeerAddr == "" {
 		c.PeerAddr = DefaultPeerAddr
 	}
 	if c.ReplicaID == 0 {
 		c.ReplicaID = 1
+	}
+	if c.SnapshotEntries == 0 {
+		c.SnapshotEntries = DefaultSnapshotEntries
 	}
 	if c.TickTime <= 0 {
 		c.TickTime = 2000 * time.Millisecond
@@ -153,7 +181,18 @@ func (c *Config) Validate() error {
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)
 	}
-	if len(c.Peers) > 0 && !c.Join {
+	for id := range c.Observers {
+		if _, ok := c.Peers[id]; ok {
+			return fmt.Errorf("config: replica %d is listed both as a voter and as an observer", id)
+		}
+	}
+	if len(c.Observers) > 0 && len(c.Peers) == 0 {
+		return fmt.Errorf("config: observers %v need voters (peers) to follow", sortedIDs(c.Observers))
+	}
+	if c.Observer && len(c.Observers) > 0 && c.Observers[c.ReplicaID] != c.PeerAddr {
+		return fmt.Errorf("config: peer address %s differs from observer %d's entry %s", c.PeerAddr, c.ReplicaID, c.Observers[c.ReplicaID])
+	}
+	if len(c.Peers) > 0 && !c.Join && !c.Observer {
 		addr, ok := c.Peers[c.ReplicaID]
 		if !ok {
 			return fmt.Errorf("config: replica id %d is not among the peers %v", c.ReplicaID, c.Peers)
@@ -314,6 +353,11 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			c.MaxBuffer, err = integer(k, v)
 		case k == "globalOutstandingLimit":
 			c.GlobalOutstandingLimit, err = integer(k, v)
+		case k == "snapCount":
+			var n int
+			if n, err = integer(k, v); err == nil && n > 0 {
+				c.SnapshotEntries = uint64(n)
+			}
 		case k == "znode.container.checkIntervalMs":
 			c.ReaperInterval, err = ms(k, v)
 		case k == "extendedTypesEnabled" || k == "zookeeper.extendedTypesEnabled":
@@ -332,9 +376,13 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 				return Config{}, fmt.Errorf("zoo.cfg %s: server id must be a positive integer", k)
 			}
 			servers[id] = v
-		case k == "initLimit" || k == "syncLimit" || k == "standaloneEnabled" || k == "reconfigEnabled" ||
+		case k == "reconfigEnabled":
+			c.ReconfigEnabled = v == "true"
+		case k == "readonlymode.enabled" || k == "zookeeper.readonlymode.enabled":
+			c.ReadOnlyMode = v == "true"
+		case k == "initLimit" || k == "syncLimit" || k == "standaloneEnabled" ||
 			k == "autopurge.snapRetainCount" || k == "autopurge.purgeInterval" || k == "preAllocSize" ||
-			k == "snapCount" || k == "electionAlg" || k == "quorumListenOnAllIPs" || k == "clientPortListenBacklog":
+			k == "electionAlg" || k == "quorumListenOnAllIPs" || k == "clientPortListenBacklog":
 			// ZooKeeper tuning that has no meaning for a Raft node.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: accepted, not used by zkbridge", k))
 		default:
@@ -365,7 +413,14 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			return Config{}, fmt.Errorf("zoo.cfg server.%d=%q: want host:peerPort:electionPort", id, spec)
 		}
 		if len(parts) >= 4 && parts[3] == "observer" {
-			return Config{}, fmt.Errorf("zoo.cfg server.%d is an observer: observers are not supported yet", id)
+			if c.Observers == nil {
+				c.Observers = map[uint64]string{}
+			}
+			c.Observers[id] = net.JoinHostPort(parts[0], parts[1])
+			continue
+		}
+		if len(parts) >= 4 && parts[3] != "participant" {
+			return Config{}, fmt.Errorf("zoo.cfg server.%d=%q: role %q is neither participant nor observer", id, spec, parts[3])
 		}
 		if len(servers) == 1 && c.ReplicaID == 0 {
 			c.ReplicaID = id
@@ -375,16 +430,22 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 		}
 		c.Peers[id] = net.JoinHostPort(parts[0], parts[1])
 	}
-	if len(c.Peers) == 1 {
+	if len(c.Observers) > 0 && len(c.Peers) == 0 {
+		return Config{}, fmt.Errorf("zoo.cfg lists only observers (%v): they need participants to follow", sortedIDs(c.Observers))
+	}
+	if len(c.Peers) == 1 && len(c.Observers) == 0 {
 		for _, a := range c.Peers {
 			c.PeerAddr = a
 		}
 		c.Peers = nil // one server line is a single node
-	} else if len(c.Peers) > 1 {
+	} else if len(c.Peers)+len(c.Observers) > 1 {
 		if c.ReplicaID == 0 {
 			return Config{}, fmt.Errorf("zoo.cfg lists %d servers but %s has no myid file saying which one this node is", len(c.Peers), filepath.Join(c.DataDir, "myid"))
 		}
 		c.PeerAddr = c.Peers[c.ReplicaID]
+		if a, ok := c.Observers[c.ReplicaID]; ok {
+			c.PeerAddr = a
+		}
 	}
 	return c, nil
 }

@@ -95,11 +95,36 @@ func TestZooCfgRejectsWhatCannotWork(t *testing.T) {
 		"bad number":           "tickTime=two\n",
 		"bad server id":        "server.x=127.0.0.1:2888:3888\n",
 		"cluster without myid": "server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\nserver.3=127.0.0.1:2890:3890\n",
-		"observer":             "server.1=127.0.0.1:2888:3888:observer\n",
+		"only an observer":     "server.1=127.0.0.1:2888:3888:observer\n",
+		"unknown role":         "server.1=127.0.0.1:2888:3888:witness\n",
 	} {
 		if _, err := ParseZooCfg([]byte(cfg), t.TempDir()); err == nil {
 			t.Errorf("%s: accepted %q", name, cfg)
 		}
+	}
+}
+
+func TestZooCfgObserverAndModes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "myid"), []byte("4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "dataDir=" + dir + "\nreconfigEnabled=true\nreadonlymode.enabled=true\n" +
+		"server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889:participant\nserver.3=127.0.0.1:2890:3890;2183\n" +
+		"server.4=127.0.0.1:2891:3891:observer;127.0.0.1:2184\n"
+	c, err := ParseZooCfg([]byte(cfg), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Normalize()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Observer || c.PeerAddr != "127.0.0.1:2891" || len(c.Peers) != 3 || c.Observers[4] != "127.0.0.1:2891" {
+		t.Fatalf("observer config: observer=%v peer=%s peers=%v observers=%v", c.Observer, c.PeerAddr, c.Peers, c.Observers)
+	}
+	if !c.ReconfigEnabled || !c.ReadOnlyMode {
+		t.Fatalf("reconfigEnabled %v, readonlymode.enabled %v", c.ReconfigEnabled, c.ReadOnlyMode)
 	}
 }
 

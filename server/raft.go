@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4"
@@ -51,8 +52,10 @@ type raftNode struct {
 // leaderWatch is dragonboat's raft event listener: it closes the current
 // channel whenever the data shard's leader (or term) changes.
 type leaderWatch struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu      sync.Mutex
+	ch      chan struct{}
+	last    uint64       // leader last reported (0: none)
+	changes atomic.Int64 // times a new leader was seen
 }
 
 func newLeaderWatch() *leaderWatch { return &leaderWatch{ch: make(chan struct{})} }
@@ -65,6 +68,12 @@ func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
 	w.mu.Lock()
 	close(w.ch)
 	w.ch = make(chan struct{})
+	if info.LeaderID != 0 && info.LeaderID != w.last {
+		w.changes.Add(1)
+	}
+	if info.LeaderID != 0 {
+		w.last = info.LeaderID
+	}
 	w.mu.Unlock()
 }
 
@@ -112,6 +121,43 @@ func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 	defer l.mu.Unlock()
 	return l.StateMachine.Update(ents)
 }
+
+// snapshotEvents logs dragonboat's snapshot and compaction events: how a
+// replica caught up (by snapshot or from the log) and how far the log was
+// compacted is otherwise invisible. Callbacks run on dragonboat goroutines.
+type snapshotEvents struct{ log zerolog.Logger }
+
+func (e snapshotEvents) snapshot(msg string, info raftio.SnapshotInfo) {
+	e.log.Info().Uint64("replica_id", info.ReplicaID).Uint64("from", info.From).Uint64("index", info.Index).Msg(msg)
+}
+
+func (e snapshotEvents) SendSnapshotStarted(i raftio.SnapshotInfo)   { e.snapshot("sending snapshot", i) }
+func (e snapshotEvents) SendSnapshotCompleted(i raftio.SnapshotInfo) { e.snapshot("snapshot sent", i) }
+func (e snapshotEvents) SendSnapshotAborted(i raftio.SnapshotInfo)   { e.snapshot("snapshot aborted", i) }
+func (e snapshotEvents) SnapshotReceived(i raftio.SnapshotInfo)      { e.snapshot("snapshot received", i) }
+
+// SnapshotRecovered also runs at every start, with index 0 on an empty
+// replica; the restart of a non-empty one logs its last snapshot's index.
+func (e snapshotEvents) SnapshotRecovered(i raftio.SnapshotInfo) {
+	if i.Index > 0 {
+		e.snapshot("snapshot recovered", i)
+	}
+}
+
+func (e snapshotEvents) LogCompacted(i raftio.EntryInfo) {
+	e.log.Info().Uint64("replica_id", i.ReplicaID).Uint64("index", i.Index).Msg("raft log compacted")
+}
+
+func (snapshotEvents) NodeHostShuttingDown()                       {}
+func (snapshotEvents) NodeUnloaded(raftio.NodeInfo)                {}
+func (snapshotEvents) NodeDeleted(raftio.NodeInfo)                 {}
+func (snapshotEvents) NodeReady(raftio.NodeInfo)                   {}
+func (snapshotEvents) MembershipChanged(raftio.NodeInfo)           {}
+func (snapshotEvents) ConnectionEstablished(raftio.ConnectionInfo) {}
+func (snapshotEvents) ConnectionFailed(raftio.ConnectionInfo)      {}
+func (snapshotEvents) SnapshotCreated(raftio.SnapshotInfo)         {}
+func (snapshotEvents) SnapshotCompacted(raftio.SnapshotInfo)       {}
+func (snapshotEvents) LogDBCompacted(raftio.EntryInfo)             {}
 
 var loggerOnce sync.Once
 
@@ -188,11 +234,12 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	}
 	leaders := newLeaderWatch()
 	nhc := config.NodeHostConfig{
-		NodeHostDir:       raftDir,
-		RTTMillisecond:    10,
-		RaftAddress:       cfg.PeerAddr,
-		ListenAddress:     cfg.PeerListenAddr,
-		RaftEventListener: leaders,
+		NodeHostDir:         raftDir,
+		RTTMillisecond:      10,
+		RaftAddress:         cfg.PeerAddr,
+		ListenAddress:       cfg.PeerListenAddr,
+		RaftEventListener:   leaders,
+		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger()},
 		Expert: config.ExpertConfig{
 			LogDB:        config.GetSmallMemLogDBConfig(),
 			LogDBFactory: timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
@@ -209,6 +256,8 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		close(ready)
 		return &lockedSM{StateMachine: local, mu: applyMu}
 	}
+	// The log behind a snapshot keeps 5× its interval, so a follower a
+	// little behind catches up from the log rather than by a full snapshot.
 	rc := config.Config{
 		ShardID:             dataShard,
 		ReplicaID:           cfg.ReplicaID,
@@ -216,8 +265,8 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		HeartbeatRTT:        2,
 		CheckQuorum:         true,
 		PreVote:             true,
-		SnapshotEntries:     10000,
-		CompactionOverhead:  50000,
+		SnapshotEntries:     cfg.SnapshotEntries,
+		CompactionOverhead:  5 * cfg.SnapshotEntries,
 		OrderedConfigChange: true,
 		MaxInMemLogSize:     256 << 20,
 		WaitReady:           true,
@@ -226,10 +275,14 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	for id, addr := range cfg.Peers {
 		members[id] = addr
 	}
-	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) || cfg.Join {
+	// An observer is never bootstrapped: the leader adds it (static
+	// observers, raft add-observer) and it joins.
+	join := cfg.Join || cfg.Observer
+	rc.IsNonVoting = cfg.Observer
+	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) || join {
 		members = nil // restart: the bootstrap record is stored; join: the cluster's
 	}
-	if err := nh.StartOnDiskReplica(members, cfg.Join && !nh.HasNodeInfo(dataShard, cfg.ReplicaID), factory, rc); err != nil {
+	if err := nh.StartOnDiskReplica(members, join && !nh.HasNodeInfo(dataShard, cfg.ReplicaID), factory, rc); err != nil {
 		nh.Close()
 		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, dataShard, err)
 	}
@@ -334,6 +387,8 @@ func (r *raftNode) readIndex(done func(error)) {
 	}()
 }
 
+const readRetryAfter = 200 * time.Millisecond
+
 func requestOutcome(res dragonboat.RequestResult) string {
 	switch {
 	case res.Timeout():
@@ -364,6 +419,17 @@ func (r *raftNode) status() raftStatus {
 	id, term, ok := r.leader()
 	return raftStatus{LeaderID: id, Term: term, HasLeader: ok, IsLeader: ok && id == r.replicaID,
 		ReplicaID: r.replicaID, RaftAddress: r.nh.RaftAddress()}
+}
+
+// commitIndex is the commit index of this replica's last persisted Raft
+// state (0 if the log cannot be read).
+func (r *raftNode) commitIndex() uint64 {
+	lr, err := r.nh.GetLogReader(dataShard)
+	if err != nil {
+		return 0
+	}
+	st, _ := lr.NodeState()
+	return st.Commit
 }
 
 func (r *raftNode) close() { r.nh.Close() }

@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -24,7 +24,7 @@ func raftCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{
 			{
 				Name:  "status",
-				Usage: "role, term, applied index and membership as the node sees them",
+				Usage: "every replica's role, term, commit and applied index and lag, as the node asked sees them",
 				Flags: []ucli.Flag{admin,
 					&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
 					&ucli.DurationFlag{Name: "watch", Usage: "repeat every `INTERVAL` until interrupted"}},
@@ -93,8 +93,24 @@ func raftCommand() *ucli.Command {
 				},
 			},
 			{
+				Name:      "add-observer",
+				Usage:     "add replica ID with Raft address ADDR as a non-voting observer; then start it with --observer --join",
+				ArgsUsage: "ID ADDR",
+				Flags:     []ucli.Flag{admin},
+				Action: func(c *ucli.Context) error {
+					id, err := argID(c)
+					if err != nil {
+						return err
+					}
+					if c.Args().Len() != 2 {
+						return fmt.Errorf("usage: zkbridge raft add-observer ID HOST:PORT")
+					}
+					return adminCall(c, http.MethodPost, "/raft/add-observer", url.Values{"id": {id}, "addr": {c.Args().Get(1)}}, nil)
+				},
+			},
+			{
 				Name:      "remove-voter",
-				Usage:     "remove replica ID (refused below a safe majority unless --force)",
+				Usage:     "remove replica ID, voter or observer (a voter is refused below a safe majority unless --force)",
 				ArgsUsage: "ID",
 				Flags:     []ucli.Flag{admin, &ucli.BoolFlag{Name: "force", Usage: "remove even below a safe majority"}},
 				Action: func(c *ucli.Context) error {
@@ -153,21 +169,32 @@ func adminCall(c *ucli.Context, method, path string, form url.Values, out any) e
 }
 
 func printStatus(w io.Writer, st server.RaftStatus) {
-	fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, applied index %d, last zxid 0x%x, %d sessions, %d connections\n",
-		st.ReplicaID, st.RaftAddress, st.Role, st.Term, st.LeaderID, st.AppliedIndex, st.LastZxid, st.Sessions, st.Connections)
-	ids := make([]uint64, 0, len(st.Voters))
-	for id := range st.Voters {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		role := "voter"
-		if id == st.LeaderID {
-			role = "voter, leader"
+	fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions, %d connections\n",
+		st.ReplicaID, st.RaftAddress, st.Role, st.Term, st.LeaderID, st.CommitIndex, st.AppliedIndex, st.LastZxid, st.Sessions, st.Connections)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tMEMBER\tROLE\tRAFT\tCLIENT\tTERM\tCOMMIT\tAPPLIED\tLAG")
+	for _, r := range st.Replicas {
+		member, lag := "voter", strconv.FormatInt(r.Lag, 10)
+		if !r.Voting {
+			member = "observer"
 		}
-		fmt.Fprintf(w, "  %d %s (%s)\n", id, st.Voters[id], role)
+		if r.Lag < 0 {
+			lag = "?"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ReplicaID, member, r.Role, r.RaftAddress, orDash(r.ClientAddress),
+			r.Term, r.CommitIndex, r.AppliedIndex, lag)
 	}
-	for id, addr := range st.NonVoters {
-		fmt.Fprintf(w, "  %d %s (non-voter)\n", id, addr)
+	_ = tw.Flush()
+	for _, r := range st.Replicas {
+		if r.Error != "" {
+			fmt.Fprintf(w, "  replica %d did not report: %s\n", r.ReplicaID, r.Error)
+		}
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -26,7 +26,7 @@ func adminCommands() []adminCommand {
 	}
 	return []adminCommand{
 		{[]string{"ruok"}, func(*Server) map[string]any { return map[string]any{} }},
-		{[]string{"is_read_only", "isro"}, func(*Server) map[string]any { return map[string]any{"read_only": false} }},
+		{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.readOnly()} }},
 		{[]string{"monitor", "mntr"}, func(s *Server) map[string]any {
 			out := map[string]any{}
 			for _, v := range s.monitorValues() {

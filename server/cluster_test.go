@@ -18,6 +18,13 @@ import (
 // each waits for a quorum).
 func startCluster(t *testing.T, n int, tick time.Duration) []*Server {
 	t.Helper()
+	return startClusterWith(t, n, tick, nil)
+}
+
+// startClusterWith is startCluster with each node's configuration passed
+// through mutate (if not nil) before it starts.
+func startClusterWith(t *testing.T, n int, tick time.Duration, mutate func(*Config)) []*Server {
+	t.Helper()
 	peers := map[uint64]string{}
 	for i := 1; i <= n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,6 +40,9 @@ func startCluster(t *testing.T, n int, tick time.Duration) []*Server {
 	for i := 1; i <= n; i++ {
 		cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: peers[uint64(i)], ReplicaID: uint64(i),
 			Peers: peers, AdminDisabled: true, FourLetterWords: []string{"*"}, TickTime: tick}
+		if mutate != nil {
+			mutate(&cfg)
+		}
 		s, err := New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Int("node", i).Logger())
 		if err != nil {
 			t.Fatal(err)

@@ -44,6 +44,8 @@ type conn struct {
 	// connection closes itself after that reply, so the apply path's kick
 	// of the ended session must leave it alone.
 	closeRequested atomic.Bool
+	// readOnly marks a connection admitted by a read-only node.
+	readOnly atomic.Bool
 
 	// pending holds requests not yet answered, in request order.
 	pendMu   sync.Mutex

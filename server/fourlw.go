@@ -42,6 +42,9 @@ func (s *Server) fourLetterWord(c *conn, cmd string) {
 		out = "imok"
 	case "isro":
 		out = "rw"
+		if s.readOnly() {
+			out = "ro"
+		}
 	case "gtmk":
 		out = strconv.FormatInt(s.traceMask(), 10)
 	case "stmk":
@@ -101,16 +104,29 @@ func (s *Server) serving() bool { return s.node != nil && s.node.status().HasLea
 func (s *Server) mode() string {
 	st := s.node.status()
 	switch {
-	case s.voters() <= 1:
+	case s.readOnly():
+		return "read-only"
+	case s.voters() <= 1 && !s.cfg.Observer:
 		return "standalone"
 	case st.IsLeader:
 		return "leader"
+	case s.cfg.Observer || s.isObserver():
+		return "observer"
 	}
 	return "follower"
 }
 
-// voters is the number of voting replicas this node was configured with.
-func (s *Server) voters() int { return max(1, len(s.cfg.Peers)) }
+// voters is the number of voting replicas: the last membership seen, or
+// before one was read, the configured peers.
+func (s *Server) voters() int {
+	s.cluster.mu.Lock()
+	n := len(s.cluster.voters)
+	s.cluster.mu.Unlock()
+	if n == 0 {
+		n = len(s.cfg.Peers)
+	}
+	return max(1, n)
+}
 
 // javaDouble prints a float as Java's Double.toString does for the values
 // ZooKeeper's stats produce (always a fractional part: "0.0", "1.3467").
@@ -209,8 +225,13 @@ func (s *Server) monitorValues() []monitorValue {
 	integer("raft_term", "current Raft term", int64(st.Term))
 	applied := int64(s.store.AppliedIndex())
 	integer("raft_applied_index", "last Raft index applied locally", applied)
-	integer("raft_commit_index", "last Raft index known committed", applied)
-	integer("raft_apply_lag", "committed but not yet applied entries", 0)
+	commit := int64(s.node.commitIndex())
+	if commit < applied { // the persisted commit may trail the applied entries
+		commit = applied
+	}
+	integer("raft_commit_index", "last Raft index known committed (persisted)", commit)
+	integer("raft_apply_lag", "committed but not yet applied entries", commit-applied)
+	integer("raft_leader_changes_total", "new leaders seen since start", s.node.leaders.changes.Load())
 	integer("raft_applied_entries_total", "entries applied since start", s.metrics.applied.Load())
 	flo, favg, fhi, fcnt := s.metrics.fsync.get()
 	num("zk_min_fsynctime", "Raft log write+fsync, min ms", flo, javaDouble(flo))

@@ -57,6 +57,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 		}
 	}
 
+	if c.refuseReadOnly(h) {
+		return true
+	}
 	switch h.Type {
 	case zkproto.OpPing:
 		if !c.waitIdle() {
@@ -67,6 +70,10 @@ func (c *conn) handleRequest(frame []byte) bool {
 		return c.handleAuth(h.Xid, req.(*zkproto.AuthPacket))
 	case zkproto.OpCloseSession:
 		c.closeRequested.Store(true)
+		if c.readOnly.Load() {
+			c.readOnlyClose(h)
+			return false
+		}
 		c.propose(h, &sm.CloseSession{}, true)
 		// Stop reading, but only once the reply is queued: ending the reader
 		// now would close the output first and drop it.
@@ -108,9 +115,13 @@ func (c *conn) handleRequest(frame []byte) bool {
 	case zkproto.OpSync:
 		c.handleSync(h, req.(*zkproto.SyncRequest))
 	case zkproto.OpReconfig:
-		// Dynamic reconfiguration is disabled (ZooKeeper's default
-		// reconfigEnabled=false): an error transaction, as ZooKeeper.
-		c.propose(h, &sm.Rejected{Code: zkproto.ErrReconfigDisabled}, false)
+		if !c.srv.cfg.ReconfigEnabled {
+			// ZooKeeper's default reconfigEnabled=false: an error
+			// transaction, as ZooKeeper.
+			c.propose(h, &sm.Rejected{Code: zkproto.ErrReconfigDisabled}, false)
+			break
+		}
+		c.handleReconfig(h, req.(*zkproto.ReconfigRequest))
 	case zkproto.OpSASL:
 		// SASL is not implemented: a clear error instead of a silent close.
 		c.log.Info().Msg("SASL requested but not supported; answering AuthFailed")
@@ -392,6 +403,7 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		if r.Watch {
 			c.srv.watches.add(c, r.Path, watchData)
 		}
+		c.srv.overlayConfig(r.Path, n)
 		return zkproto.ErrOK, &zkproto.ExistsResponse{Stat: n.Stat}
 	case zkproto.OpGetData:
 		r := req.(*zkproto.GetDataRequest)
@@ -544,6 +556,7 @@ func (c *conn) readable(v *sm.View, path string, ids []zkproto.Id) (*sm.Node, zk
 	if !sm.CheckACL(n.ACL, zkproto.PermRead, ids, c.srv.cfg.SuperDigest) {
 		return nil, zkproto.ErrNoAuth
 	}
+	c.srv.overlayConfig(path, n)
 	return n, zkproto.ErrOK
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,30 +28,29 @@ type RaftStatus struct {
 	NonVoters    map[uint64]string `json:"non_voters,omitempty"`
 	Sessions     int               `json:"sessions"`
 	Connections  int               `json:"connections"`
+	// CommitIndex is the highest index this node knows committed.
+	CommitIndex uint64 `json:"commit_index"`
+	// Replicas lists every member with its own report of its progress.
+	Replicas []ReplicaStatus `json:"replicas"`
 }
 
 // Status returns this node's Raft status; the membership is read with a
 // quorum round, so it fails without a leader.
 func (s *Server) Status(ctx context.Context) (RaftStatus, error) {
 	st := s.node.status()
+	local := s.localProgress()
 	out := RaftStatus{
 		ReplicaID: st.ReplicaID, RaftAddress: st.RaftAddress, LeaderID: st.LeaderID, Term: st.Term,
-		AppliedIndex: s.store.AppliedIndex(), LastZxid: s.lastZxid(),
+		Role: local.Role, AppliedIndex: local.AppliedIndex, CommitIndex: local.CommitIndex, LastZxid: s.lastZxid(),
 		Sessions: s.sessions.count(), Connections: len(s.snapshotConns()),
-	}
-	switch {
-	case st.IsLeader:
-		out.Role = "leader"
-	case st.HasLeader:
-		out.Role = "follower"
-	default:
-		out.Role = "candidate"
 	}
 	m, err := s.membership(ctx)
 	if err != nil {
 		return out, err
 	}
+	s.updateMembership(m)
 	out.Voters, out.NonVoters = m.Nodes, m.NonVotings
+	out.Replicas = s.replicaStatuses(ctx, m)
 	return out, nil
 }
 
@@ -93,6 +93,26 @@ func (s *Server) AddVoter(ctx context.Context, id uint64, addr string) error {
 	return s.settle()
 }
 
+// AddObserver adds replica id at Raft address addr as a non-voting member:
+// it receives the log and serves reads, forwards writes, and never counts
+// toward a quorum. Start that node with --observer --join.
+func (s *Server) AddObserver(ctx context.Context, id uint64, addr string) error {
+	m, err := s.membership(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := m.Nodes[id]; ok {
+		return fmt.Errorf("replica %d is a voter; remove it first to make it an observer", id)
+	}
+	if _, ok := m.NonVotings[id]; ok {
+		return fmt.Errorf("replica %d is already an observer", id)
+	}
+	if err := s.node.nh.SyncRequestAddNonVoting(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
+		return fmt.Errorf("add observer %d at %s: %w", id, addr, err)
+	}
+	return s.settle()
+}
+
 // ErrBelowQuorum refuses a removal that would leave fewer voters than a
 // majority of the current ones.
 var ErrBelowQuorum = errors.New("removing it would leave the shard without a safe majority; use --force to insist")
@@ -104,8 +124,15 @@ func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := m.Nodes[id]; !ok {
-		return fmt.Errorf("replica %d is not a voter (voters: %v)", id, sortedIDs(m.Nodes))
+	_, observer := m.NonVotings[id]
+	if _, ok := m.Nodes[id]; !ok && !observer {
+		return fmt.Errorf("replica %d is not a member (voters: %v, observers: %v)", id, sortedIDs(m.Nodes), sortedIDs(m.NonVotings))
+	}
+	if observer { // an observer counts toward no quorum
+		if err := s.node.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
+			return fmt.Errorf("remove observer %d: %w", id, err)
+		}
+		return s.settle()
 	}
 	if left := len(m.Nodes) - 1; !force && (left < 1 || left < len(m.Nodes)/2+1) {
 		return fmt.Errorf("remove voter %d of %d: %w", id, len(m.Nodes), ErrBelowQuorum)
@@ -117,7 +144,9 @@ func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 }
 
 // membership reads the shard's membership with a quorum round, retrying
-// while the shard is briefly not ready (a leader change in progress).
+// while the shard is briefly not ready (a leader change in progress). Each
+// attempt is bounded, doubling from readRetryAfter: a read index message
+// lost in transit is never re-sent, and would hold one attempt for all of ctx.
 func (s *Server) membership(ctx context.Context) (*dragonboat.Membership, error) {
 	for {
 		m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
@@ -153,6 +182,18 @@ func sortedIDs(m map[uint64]string) []uint64 {
 	return ids
 }
 
+// ContentHash is a SHA-256 over the local state machine's keys and values
+// and the applied index it covers: replicas at one index must agree.
+func (s *Server) ContentHash() (index uint64, hash string, err error) {
+	s.applyMu.RLock() // no batch lands between the index and the hash
+	defer s.applyMu.RUnlock()
+	h, err := s.store.ContentHash()
+	if err != nil {
+		return 0, "", fmt.Errorf("content hash: %w", err)
+	}
+	return s.store.AppliedIndex(), hex.EncodeToString(h[:]), nil
+}
+
 // raftHandlers serves /raft/* on the admin listener for `zkbridge raft`.
 func (s *Server) raftHandlers(mux *http.ServeMux) {
 	reply := func(w http.ResponseWriter, v any, err error) {
@@ -180,6 +221,10 @@ func (s *Server) raftHandlers(mux *http.ServeMux) {
 		st, err := s.Status(ctx)
 		reply(w, st, err)
 	})
+	mux.HandleFunc("/raft/hash", func(w http.ResponseWriter, r *http.Request) {
+		index, hash, err := s.ContentHash()
+		reply(w, map[string]any{"applied_index": index, "content_hash": hash}, err)
+	})
 	post := func(path string, f func(ctx context.Context, r *http.Request) error) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost {
@@ -204,6 +249,16 @@ func (s *Server) raftHandlers(mux *http.ServeMux) {
 			return err
 		}
 		return s.AddVoter(ctx, n, r.FormValue("addr"))
+	})
+	mux.HandleFunc("/raft/local", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, s.localProgress(), nil)
+	})
+	post("/raft/add-observer", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return s.AddObserver(ctx, n, r.FormValue("addr"))
 	})
 	post("/raft/remove-voter", func(ctx context.Context, r *http.Request) error {
 		n, err := id(r)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -123,5 +124,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		desc := prometheus.NewDesc(kv.key, kv.help, nil, nil)
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, *kv.num)
+	}
+	lag := prometheus.NewDesc("raft_follower_lag", "leader only: entries a replica has still to apply (-1: it did not answer)", []string{"replica"}, nil)
+	for id, n := range c.s.followerLag() {
+		ch <- prometheus.MustNewConstMetric(lag, prometheus.GaugeValue, float64(n), strconv.FormatUint(id, 10))
 	}
 }

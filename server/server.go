@@ -30,6 +30,7 @@ type Server struct {
 
 	watches  *watchManager
 	sessions *sessionTracker
+	cluster  clusterView
 	metrics  *metrics
 
 	// slots holds one token per request in flight on this node, up to
@@ -42,6 +43,7 @@ type Server struct {
 	perIP     map[string]int
 
 	mask atomic.Int64 // gtmk/stmk trace mask
+	ro   atomic.Bool  // serving read-only (see readonly.go)
 
 	listener net.Listener
 	admin    *http.Server
@@ -141,7 +143,8 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	s.wg.Add(4)
+	s.wg.Add(5)
+	go func() { defer s.wg.Done(); s.clusterLoop(s.stop) }()
 	go func() { defer s.wg.Done(); s.touchLoop(s.stop) }()
 	go func() { defer s.wg.Done(); s.acceptLoop() }()
 	go func() { defer s.wg.Done(); s.expiryLoop(s.stop) }()

@@ -22,7 +22,7 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	c.srv.metrics.packetsReceived.Add(1)
-	if !c.srv.serving() {
+	if !c.srv.serving() && !c.srv.readOnly() {
 		// No leader: this node cannot create or resume sessions. Closing
 		// lets the client try another server at once.
 		c.log.Info().Msg("refusing session: no Raft leader")
@@ -42,6 +42,9 @@ func (c *conn) handshake(frame []byte) bool {
 		c.log.Info().Int64("client_zxid", req.LastZxidSeen).Int64("our_zxid", last).
 			Msg("refusing session: client has seen a later zxid; it must try another server")
 		return false
+	}
+	if !c.srv.serving() {
+		return c.readOnlyHandshake(&req)
 	}
 	timeout := c.srv.negotiateTimeout(req.TimeOut)
 	if req.SessionID == 0 {
@@ -112,17 +115,23 @@ func (c *conn) resumeSession(req *zkproto.ConnectRequest, timeout int32) bool {
 }
 
 func (c *conn) bindSession(id int64, timeout int32) {
+	c.setSession(id, timeout)
+	c.srv.sessions.add(id, timeout)
+}
+
+// setSession ties the connection to session id (without tracking its
+// expiry: read-only sessions are not tracked).
+func (c *conn) setSession(id int64, timeout int32) {
 	atomic.StoreInt64(&c.session, id)
 	atomic.StoreInt32(&c.timeout, timeout)
 	c.seq = 0
 	c.srv.registerSession(c)
-	c.srv.sessions.add(id, timeout)
 }
 
 // sendConnectResponse answers in the request's form (with the readOnly
 // byte only if the request had one).
 func (c *conn) sendConnectResponse(req *zkproto.ConnectRequest, timeout int32, id int64, passwd []byte) {
-	resp := zkproto.ConnectResponse{TimeOut: timeout, SessionID: id, Passwd: passwd, HasReadOnly: req.HasReadOnly}
+	resp := zkproto.ConnectResponse{TimeOut: timeout, SessionID: id, Passwd: passwd, HasReadOnly: req.HasReadOnly, ReadOnly: c.readOnly.Load()}
 	var e zkproto.Encoder
 	off := e.StartFrame()
 	resp.Encode(&e)
@@ -330,6 +339,7 @@ func (s *Server) expiryLoop(stop <-chan struct{}) {
 func (s *Server) dropClientsWithoutLeader(now time.Time, since *time.Time) {
 	if s.node.status().HasLeader {
 		*since = time.Time{}
+		s.leaveReadOnly()
 		return
 	}
 	if since.IsZero() {
@@ -339,7 +349,13 @@ func (s *Server) dropClientsWithoutLeader(now time.Time, since *time.Time) {
 	if now.Sub(*since) < max(2*s.cfg.TickTime, 2*time.Second) {
 		return
 	}
-	conns := s.snapshotConns()
+	s.enterReadOnly()
+	var conns []*conn
+	for _, c := range s.snapshotConns() {
+		if !c.readOnly.Load() {
+			conns = append(conns, c)
+		}
+	}
 	if len(conns) > 0 {
 		s.log.Warn().Int("connections", len(conns)).Dur("without_leader", now.Sub(*since)).
 			Msg("no Raft leader: closing client connections so they fail over")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -152,6 +153,12 @@ func (s *Server) startAdmin() error {
 		writeJSON(w, http.StatusOK, out)
 	})
 	s.raftHandlers(mux)
+	// Profiles for performance work (go tool pprof http://ADMIN/debug/pprof/profile).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -84,13 +84,14 @@ type StateMachine struct {
 	lastZxid atomic.Int64
 	statsMu  sync.Mutex
 	stats    TreeStats
-	zxidBase int64 // touched only by the apply path
+	zxidBase int64     // touched only by the apply path
+	hot      *hotCache // likewise
 }
 
 var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
 
 // New returns an unopened state machine; dragonboat calls Open.
-func New(cfg Config) *StateMachine { return &StateMachine{cfg: cfg} }
+func New(cfg Config) *StateMachine { return &StateMachine{cfg: cfg, hot: newHotCache()} }
 
 // NewFactory returns a dragonboat factory. cfg maps (shard, replica) to the
 // replica's Config (typically setting Dir).
@@ -142,6 +143,7 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
 	s.zxidBase = base
+	s.hot.reset() // a new database: nothing cached holds
 	return nil
 }
 
@@ -224,6 +226,8 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, err
 	}
 	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
+	a.t.hot = s.hot
+	defer s.hot.discard() // a no-op once published
 	results := make([]*Result, len(ents))
 	lastZxid := s.lastZxid.Load()
 	stats := s.Stats()
@@ -260,6 +264,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
+	s.hot.publish()
 	s.zxidBase = a.zxidBase
 	s.statsMu.Lock()
 	s.stats = stats

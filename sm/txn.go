@@ -19,6 +19,7 @@ type txn struct {
 	r     pebble.Reader
 	nodes map[string]*nodeSlot
 	kv    map[string]*kvSlot
+	hot   *hotCache // nil outside Update
 }
 
 type nodeSlot struct {
@@ -60,9 +61,19 @@ func (t *txn) get(k []byte) ([]byte, error) {
 	if s, ok := t.kv[string(k)]; ok {
 		return s.val, nil
 	}
+	hot := cacheable(k)
+	if hot {
+		if v, ok := t.hot.lookup(k); ok {
+			t.kv[string(k)] = &kvSlot{val: v}
+			return v, nil
+		}
+	}
 	v, err := readRaw(t.r, k)
 	if err != nil {
 		return nil, err
+	}
+	if hot {
+		t.hot.remember(k, v)
 	}
 	t.kv[string(k)] = &kvSlot{val: v}
 	return v, nil
@@ -143,6 +154,9 @@ func (t *txn) commit(b *pebble.Batch) error {
 		}
 		if err != nil {
 			return fmt.Errorf("write %q: %w", k, err)
+		}
+		if cacheable([]byte(k)) {
+			t.hot.stage(k, s.val)
 		}
 	}
 	t.reset()

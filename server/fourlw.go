@@ -50,7 +50,7 @@ func (s *Server) fourLetterWord(c *conn, cmd string) {
 	case "stmk":
 		var b [8]byte
 		_ = c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.ReadFull(c.nc, b[:]); err != nil {
+		if _, err := io.ReadFull(c.in, b[:]); err != nil {
 			return
 		}
 		s.setTraceMask(int64(binary.BigEndian.Uint64(b[:])))

@@ -54,7 +54,10 @@ type conn struct {
 	dead     chan struct{} // closed when the reader stops
 }
 
-var errOutOfOrder = errors.New("reply out of order")
+var (
+	errOutOfOrder    = errors.New("reply out of order")
+	errSessionClosed = errors.New("session closed") // the server answered closeSession
+)
 
 // dial connects to addr and establishes a session with a handshake bounded
 // by timeout. onEvent (may be nil) receives watch events in the reader.
@@ -201,7 +204,7 @@ func (c *conn) read(fr *zkproto.FrameReader) {
 		default:
 		}
 		if cl == nil && c.closing.Load() { // the closeSession reply
-			c.fail(net.ErrClosed)
+			c.fail(errSessionClosed)
 			return
 		}
 		if cl == nil || cl.xid != h.Xid {
@@ -244,9 +247,14 @@ func (c *conn) fail(err error) {
 
 // close ends the session politely (closeSession) and the connection; call
 // it with nothing in flight.
-func (c *conn) close() {
+func (c *conn) close() { _ = c.closeWithin(2 * time.Second) }
+
+// closeWithin sends closeSession, waits up to timeout for the server to
+// answer, and closes the connection. It returns nil when the server
+// answered, else why not.
+func (c *conn) closeWithin(timeout time.Duration) error {
 	if c.isClosed() {
-		return
+		return c.failure()
 	}
 	c.closing.Store(true)
 	c.enc.Reset()
@@ -257,11 +265,24 @@ func (c *conn) close() {
 	_, _ = c.bw.Write(c.enc.Bytes())
 	_ = c.flush()
 	// The server answers and closes; give it a moment, then close anyway.
+	t := time.NewTimer(timeout)
+	defer t.Stop()
 	select {
 	case <-c.dead:
-	case <-time.After(2 * time.Second):
+	case <-t.C:
+		c.fail(fmt.Errorf("no closeSession reply within %v", timeout))
 	}
-	c.fail(net.ErrClosed)
+	if err := c.failure(); err != errSessionClosed {
+		return err
+	}
+	return nil
+}
+
+// failure is why the connection closed (nil while open).
+func (c *conn) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 func (c *conn) isClosed() bool {

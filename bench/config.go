@@ -15,7 +15,9 @@ import (
 // Op is one kind of request a workload issues.
 type Op int
 
-// The ops a mix can name. OpWatch is the watch workload's round.
+// The ops a mix can name, then the ops of the watch and connect workloads:
+// OpWatch is a watch round, OpConnect a session's handshake and OpClose
+// its closeSession.
 const (
 	OpCreate Op = iota
 	OpDelete
@@ -25,10 +27,12 @@ const (
 	OpList
 	OpMulti
 	OpWatch
+	OpConnect
+	OpClose
 	numOps
 )
 
-var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch"}
+var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch", "connect", "close"}
 
 func (o Op) String() string {
 	if o >= 0 && o < numOps {
@@ -38,7 +42,7 @@ func (o Op) String() string {
 }
 
 // Workloads lists the workload names Run accepts.
-var Workloads = []string{"create", "set", "get", "exists", "list", "mixed", "multi", "watch"}
+var Workloads = []string{"create", "set", "get", "exists", "list", "mixed", "multi", "watch", "connect"}
 
 // DefaultMix is the mixed workload's default ratio, read-heavy like
 // keeper-bench's example configurations.
@@ -119,13 +123,14 @@ type Config struct {
 	Addrs          []string      // servers (HOST:PORT); connections are spread over them round-robin
 	Workload       string        // one of Workloads
 	Mix            Mix           // the mixed workload's ratio
-	Connections    int           // sessions issuing requests (not the watch workload)
+	Connections    int           // sessions issuing requests (not the watch workload); connect: concurrent connectors
 	Outstanding    int           // requests in flight per connection
 	Payload        int           // bytes of data per create and set
 	Keyspace       int           // nodes read and written by get, set, exists, list, multi
 	Fanout         int           // keys per directory: list returns this many children
 	MultiOps       int           // setData ops per multi transaction
 	Watchers       int           // watch workload: sessions watching the node
+	ConnectExists  bool          // connect workload: one exists on Root per session before closing it
 	Duration       time.Duration // measured time (ignored when Ops > 0)
 	Ops            int64         // measured op count (0: run for Duration)
 	Warmup         time.Duration // unmeasured load before the measurement
@@ -220,6 +225,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("session timeout must be in 1ms…24h")
 	case c.ProgressInterval < 0:
 		return fmt.Errorf("progress interval must not be negative")
+	}
+	if c.ConnectExists && c.Workload != "connect" {
+		return fmt.Errorf("connect-exists applies to the connect workload only")
 	}
 	if err := zkproto.ValidatePath(c.Root); err != nil || c.Root == "/" {
 		return fmt.Errorf("root %q is not a valid path below /", c.Root)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,11 +80,30 @@ func TestValidate(t *testing.T) {
 		{"root", func(c *Config) { c.Root = "bench" }, "root"},
 		{"root slash", func(c *Config) { c.Root = "/" }, "root"},
 		{"root trailing", func(c *Config) { c.Root = "/b/" }, "root"},
+		{"connect-exists", func(c *Config) { c.ConnectExists = true }, "connect workload only"},
+		{"connectors", func(c *Config) { c.Workload, c.Connections = "connect", 20000 }, "connections"},
 	} {
 		c := base()
 		tc.mutate(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%s: Validate() = %v, want an error containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+func TestValidateConnect(t *testing.T) {
+	c := Config{Addrs: []string{"127.0.0.1:2181"}, Workload: "connect", ConnectExists: true}
+	c.Normalize()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("connect with exists: %v", err)
+	}
+	if !slices.Contains(Workloads, "connect") {
+		t.Fatalf("Workloads lacks connect: %v", Workloads)
+	}
+	// connect and close are not ops a mix can name.
+	for _, op := range []string{"connect", "close"} {
+		if _, err := ParseMix(op + ":1"); err == nil || !strings.Contains(err.Error(), "unknown op") {
+			t.Errorf("ParseMix(%s:1) = %v, want unknown op", op, err)
 		}
 	}
 }

@@ -14,7 +14,12 @@
 // directories), mixed (ops picked by weight, see ParseMix), multi
 // (transactions of MultiOps setData each) and watch (Watchers sessions
 // watch one node, one session sets it; a round's latency is the time from
-// the setData reply to the last watcher's event).
+// the setData reply to the last watcher's event) and connect (sessions
+// opened and closed one after another by each of Connections connectors;
+// the unit is a session, its latency the handshake's).
+//
+// Probe is no workload: it polls a server until getAllChildrenNumber of a
+// path answers, to time how long a restarted server takes to serve.
 //
 // A run warms up for Warmup (load not measured), then measures for
 // Duration or for Ops operations. Latencies go into a log-linear

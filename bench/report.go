@@ -38,26 +38,34 @@ type OpResult struct {
 }
 
 // Result is what a run measured. For the watch workload an op is a round
-// and the total's latency is the fan-out time (write reply to last event).
+// and the total's latency is the fan-out time (write reply to last event);
+// for the connect workload an op is a session and the total's latency its
+// handshake. Errors counts every failed request, of the unit's ops or not.
 type Result struct {
-	Workload    string     `json:"workload"`
-	Mix         string     `json:"mix,omitempty"`
-	Servers     []string   `json:"servers"`
-	Connections int        `json:"connections"`
-	Outstanding int        `json:"outstanding"`
-	Payload     int        `json:"payload_bytes"`
-	Keyspace    int        `json:"keyspace,omitempty"`
-	MultiOps    int        `json:"multi_ops,omitempty"`
-	Watchers    int        `json:"watchers,omitempty"`
-	Warmup      float64    `json:"warmup_s"`
-	Elapsed     float64    `json:"elapsed_s"` // measured time
-	Ops         int64      `json:"ops"`
-	OpsPerSec   float64    `json:"ops_per_sec"`
-	Errors      int64      `json:"errors"`
-	Events      int64      `json:"events,omitempty"` // watch events received
-	Latency     Latency    `json:"latency_ms"`
-	PerOp       []OpResult `json:"per_op"`
+	Workload    string   `json:"workload"`
+	Mix         string   `json:"mix,omitempty"`
+	Servers     []string `json:"servers"`
+	Connections int      `json:"connections"`
+	Outstanding int      `json:"outstanding"`
+	Payload     int      `json:"payload_bytes"`
+	Keyspace    int      `json:"keyspace,omitempty"`
+	MultiOps    int      `json:"multi_ops,omitempty"`
+	Watchers    int      `json:"watchers,omitempty"`
+	// ConnectExists: each connect-workload session sent one exists.
+	ConnectExists bool       `json:"connect_exists,omitempty"`
+	Warmup        float64    `json:"warmup_s"`
+	Elapsed       float64    `json:"elapsed_s"` // measured time
+	Ops           int64      `json:"ops"`
+	OpsPerSec     float64    `json:"ops_per_sec"`
+	Errors        int64      `json:"errors"`
+	Events        int64      `json:"events,omitempty"` // watch events received
+	Latency       Latency    `json:"latency_ms"`
+	PerOp         []OpResult `json:"per_op"`
 }
+
+// unitOp names, for workloads whose unit is not a single request, the op
+// the totals count.
+var unitOp = map[string]Op{"watch": OpWatch, "connect": OpConnect}
 
 func (r *runner) result(stats []*connStats) *Result {
 	cfg := r.cfg
@@ -71,6 +79,9 @@ func (r *runner) result(stats []*connStats) *Result {
 		res.Events = r.events.Load()
 	case "multi":
 		res.MultiOps = cfg.MultiOps
+	case "connect":
+		res.Outstanding = 1
+		res.ConnectExists = cfg.ConnectExists
 	}
 	if r.needsKeys() {
 		res.Keyspace = cfg.Keyspace
@@ -112,11 +123,11 @@ func (r *runner) result(stats []*connStats) *Result {
 		o.OpsPerSec = rate(o.Ops)
 		o.Latency = summarise(&h)
 		res.PerOp = append(res.PerOp, o)
-		if cfg.Workload == "watch" && op != OpWatch {
-			continue // a round is the unit: the set is part of it
+		res.Errors += o.Errors
+		if unit, ok := unitOp[cfg.Workload]; ok && op != unit {
+			continue // a round (a session) is the unit: the other ops are part of it
 		}
 		res.Ops += o.Ops
-		res.Errors += o.Errors
 		total.Merge(&h)
 	}
 	res.OpsPerSec = rate(res.Ops)
@@ -135,9 +146,12 @@ func (res *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, " (%d setData per multi)", res.MultiOps)
 	}
 	fmt.Fprintf(&b, " against %s\n", strings.Join(res.Servers, ","))
-	if res.Watchers > 0 {
+	switch {
+	case res.Watchers > 0:
 		fmt.Fprintf(&b, "%d watchers, 1 writer, payload %d B", res.Watchers, res.Payload)
-	} else {
+	case res.Workload == "connect":
+		fmt.Fprintf(&b, "%d concurrent connectors, a session at a time each", res.Connections)
+	default:
 		fmt.Fprintf(&b, "%d connections × %d outstanding, payload %d B", res.Connections, res.Outstanding, res.Payload)
 	}
 	if res.Keyspace > 0 {
@@ -158,13 +172,20 @@ func (res *Result) WriteTable(w io.Writer) error {
 		}
 		row(name, o.Ops, o.OpsPerSec, o.Errors, o.Latency)
 	}
-	if len(res.PerOp) > 1 && res.Watchers == 0 {
+	if _, unit := unitOp[res.Workload]; len(res.PerOp) > 1 && !unit {
 		row("total", res.Ops, res.OpsPerSec, res.Errors, res.Latency)
 	}
 	tw.Flush()
 	if res.Watchers > 0 {
 		fmt.Fprintf(&b, "\nfan-out: time from the setData reply to the last of %d watch events; %d events received\n",
 			res.Watchers, res.Events)
+	}
+	if res.Workload == "connect" {
+		fmt.Fprint(&b, "\nconnect: a session's TCP connect and handshake (ops/s: sessions/s); close: closeSession to its reply")
+		if res.ConnectExists {
+			fmt.Fprint(&b, "; exists: one per session")
+		}
+		fmt.Fprintln(&b)
 	}
 	var errs []string
 	for _, o := range res.PerOp {

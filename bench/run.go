@@ -100,9 +100,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.stopAt = r.measureFrom.Add(cfg.Duration)
 	stopProgress := r.progress()
 	var workers []*worker
-	if cfg.Workload == "watch" {
+	switch cfg.Workload {
+	case "watch":
 		stats, err = r.watch()
-	} else {
+	case "connect":
+		stats, err = r.connect()
+	default:
 		workers, err = r.load()
 		for _, w := range workers {
 			stats = append(stats, &w.stats)
@@ -165,7 +168,7 @@ func closeAll(conns []*conn) {
 // needsKeys reports whether the workload reads or writes the keyspace.
 func (r *runner) needsKeys() bool {
 	switch r.cfg.Workload {
-	case "create", "watch":
+	case "create", "watch", "connect":
 		return false
 	}
 	return true
@@ -396,6 +399,10 @@ func (w *worker) run() {
 	w.c.wait(r.cfg.Timeout)
 }
 
+// deletes reports whether the workload deletes nodes its connections
+// created (so they must be remembered even without cleanup).
+func (r *runner) deletes() bool { return r.cfg.Workload == "mixed" && r.cfg.Mix[OpDelete] > 0 }
+
 func (w *worker) key() string { return w.r.keys[w.rng.IntN(len(w.r.keys))] }
 
 // done runs in the connection's reader for every reply.
@@ -411,7 +418,7 @@ func (w *worker) done(cl *call, rp *reply) {
 			code = resp.FirstError()
 		}
 	}
-	if code == zkproto.ErrOK && cl.op == OpCreate && (r.cfg.Cleanup || r.cfg.Mix[OpDelete] > 0) {
+	if code == zkproto.ErrOK && cl.op == OpCreate && (r.cfg.Cleanup || r.deletes()) {
 		w.mu.Lock()
 		w.created = append(w.created, cl.path)
 		w.mu.Unlock()

@@ -27,6 +27,12 @@ func benchCommand() *ucli.Command {
 			"  multi   transactions of --multi-ops setData each\n" +
 			"  watch   --watchers sessions watch ROOT/w, one more sets it; latency is from the\n" +
 			"          setData reply to the last watcher's event (rounds run one at a time)\n" +
+			"  connect --connections connectors each open a session, close it (closeSession, awaiting\n" +
+			"          its reply) and start over; ops/s is sessions/s, latency the handshake's\n" +
+			"          (--connect-exists: one exists on ROOT per session)\n" +
+			"With --probe PATH there is no workload: the first --addr is polled until\n" +
+			"getAllChildrenNumber(PATH) answers (with at least --probe-min descendants), and the\n" +
+			"time that took is printed; start it with a server to time its restart.\n" +
 			"Each connection pipelines up to --outstanding requests. The run warms up, then measures\n" +
 			"for --duration or --ops; a progress line goes to stderr, the report to stdout.\n" +
 			"Only the servers given in --addr are contacted. Ctrl-C ends the run early with a report.\n" +
@@ -38,13 +44,16 @@ func benchCommand() *ucli.Command {
 				Usage: "workload `NAME`: " + strings.Join(bench.Workloads, ", ")},
 			&ucli.StringFlag{Name: "mix", Value: bench.DefaultMix,
 				Usage: "mixed workload's weights, `OP:W,...` (ops: create, delete, set, get, exists, list, multi)"},
-			&ucli.IntFlag{Name: "connections", Aliases: []string{"c"}, Value: 10, Usage: "sessions issuing requests (not used by watch)"},
+			&ucli.IntFlag{Name: "connections", Aliases: []string{"c"}, Value: 10, Usage: "sessions issuing requests (not used by watch; connect: concurrent connectors)"},
 			&ucli.IntFlag{Name: "outstanding", Aliases: []string{"o"}, Value: 32, Usage: "requests in flight per connection"},
 			&ucli.IntFlag{Name: "payload", Value: 100, Usage: "data `BYTES` per create and set (keyspace nodes hold this much)"},
 			&ucli.IntFlag{Name: "keyspace", Value: 1000, Usage: "`N` nodes for set, get, exists, list, multi and mixed"},
 			&ucli.IntFlag{Name: "fanout", Value: 10, Usage: "keyspace nodes per directory (children a list returns)"},
 			&ucli.IntFlag{Name: "multi-ops", Value: 10, Usage: "setData ops per multi transaction"},
 			&ucli.IntFlag{Name: "watchers", Value: 50, Usage: "watch workload: sessions watching the node"},
+			&ucli.BoolFlag{Name: "connect-exists", Usage: "connect workload: one exists on ROOT per session before closing it"},
+			&ucli.StringFlag{Name: "probe", Usage: "no workload: poll until getAllChildrenNumber(`PATH`) answers, print how long that took (bounded by --timeout)"},
+			&ucli.Int64Flag{Name: "probe-min", Usage: "--probe: wait until PATH has at least `N` descendants"},
 			&ucli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Value: 10 * time.Second, Usage: "measured time (ignored with --ops)"},
 			&ucli.Int64Flag{Name: "ops", Aliases: []string{"n"}, Usage: "measure this many ops (watch: rounds) instead of a duration"},
 			&ucli.DurationFlag{Name: "warmup", Value: 2 * time.Second, Usage: "unmeasured load before measuring"},
@@ -69,6 +78,7 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		Fanout:           c.Int("fanout"),
 		MultiOps:         c.Int("multi-ops"),
 		Watchers:         c.Int("watchers"),
+		ConnectExists:    c.Bool("connect-exists"),
 		Duration:         c.Duration("duration"),
 		Ops:              c.Int64("ops"),
 		Warmup:           c.Duration("warmup"),
@@ -98,6 +108,9 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	if c.Duration("timeout") <= 0 {
 		return cfg, fmt.Errorf("--timeout must be positive")
 	}
+	if c.Bool("connect-exists") && cfg.Workload != "connect" {
+		return cfg, fmt.Errorf("--connect-exists applies to the connect workload only (--workload connect)")
+	}
 	if c.IsSet("mix") && cfg.Workload != "mixed" {
 		return cfg, fmt.Errorf("--mix applies to the mixed workload only (--workload mixed)")
 	}
@@ -115,10 +128,17 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	return cfg, nil
 }
 
+// probeInterval spaces --probe's attempts: fine enough for restart times
+// of a second or more, coarse enough not to load a starting server.
+const probeInterval = 20 * time.Millisecond
+
 func runBench(c *ucli.Context) error {
 	cfg, err := benchConfig(c)
 	if err != nil {
 		return err
+	}
+	if c.IsSet("probe") || c.IsSet("probe-min") {
+		return runProbe(c, cfg)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -133,12 +153,35 @@ func runBench(c *ucli.Context) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	if c.Bool("json") {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(c.App.Writer, string(b))
-		return err
+		return writeJSON(c, res)
 	}
 	return res.WriteTable(c.App.Writer)
+}
+
+// runProbe is bench --probe: it times how long until the server answers.
+func runProbe(c *ucli.Context, cfg bench.Config) error {
+	if c.String("probe") == "" {
+		return fmt.Errorf("--probe-min needs --probe PATH")
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Probe(ctx, cfg.Addrs[0], c.String("probe"), c.Int64("probe-min"), probeInterval, cfg.Timeout)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c, res)
+	}
+	_, err = fmt.Fprintf(c.App.Writer, "%s answered getAllChildrenNumber(%s) = %d after %.3f s (%d attempts)\n",
+		res.Server, res.Path, res.Children, res.Waited, res.Attempts)
+	return err
+}
+
+func writeJSON(c *ucli.Context, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.App.Writer, string(b))
+	return err
 }

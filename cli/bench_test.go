@@ -58,6 +58,10 @@ func TestBenchWorkloads(t *testing.T) {
 			if w == "watch" {
 				args[5] = "20" // rounds
 			}
+			if w == "connect" {
+				args[5] = "30" // sessions
+				args = append(args, "--connect-exists")
+			}
 			out, _, err := runBenchCLI(args...)
 			if err != nil {
 				t.Fatalf("bench: %v\n%s", err, out)
@@ -67,10 +71,16 @@ func TestBenchWorkloads(t *testing.T) {
 				t.Fatalf("JSON report: %v\n%s", err, out)
 			}
 			want := int64(300)
-			if w == "watch" {
+			switch w {
+			case "watch":
 				want = 20
 				if res.Events != 20*4 {
 					t.Errorf("events %d, want 80", res.Events)
+				}
+			case "connect":
+				want = 30
+				if len(res.PerOp) != 3 || !res.ConnectExists {
+					t.Errorf("connect: per op %+v, want connect, exists and close", res.PerOp)
 				}
 			}
 			if res.Ops != want || res.Errors != 0 || res.Workload != w || len(res.PerOp) == 0 {
@@ -138,11 +148,43 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--addr", "nohost"}, "not HOST:PORT"},
 		{[]string{"--payload", "9999999"}, "payload"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--connect-exists", "-w", "get"}, "--connect-exists applies to the connect workload"},
+		{[]string{"--probe-min", "3"}, "--probe-min needs --probe"},
+		{[]string{"--addr", closed, "--probe", "/x", "--timeout", "300ms"}, "no answer within 300ms"},
 		{[]string{"--addr", closed, "--timeout", "2s"}, "connection refused"},
 	} {
 		_, _, err := runBenchCLI(tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("bench %v: %v, want an error containing %q", tc.args, err, tc.wantErr)
 		}
+	}
+}
+
+func TestBenchProbe(t *testing.T) {
+	addr := startInProcess(t)
+	// 40 nodes under /p/c, as the create workload leaves them.
+	if _, _, err := runBenchCLI("--addr", addr, "-w", "create", "--ops", "40", "--warmup", "0s", "--root", "/p",
+		"--no-cleanup", "--progress", "0"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runBenchCLI("--addr", addr, "--probe", "/p/c", "--probe-min", "40", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res bench.ProbeResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	if res.Children != 40 || res.Attempts != 1 || res.Waited <= 0 {
+		t.Fatalf("probe: %+v", res)
+	}
+	out, _, err = runBenchCLI("--addr", addr, "--probe", "/p/c")
+	if err != nil || !strings.Contains(out, "getAllChildrenNumber(/p/c) = 40 after ") {
+		t.Fatalf("probe table: %v %q", err, out)
+	}
+	// More than there are: it waits, and gives up at --timeout.
+	if _, _, err := runBenchCLI("--addr", addr, "--probe", "/p/c", "--probe-min", "41", "--timeout", "500ms"); err == nil ||
+		!strings.Contains(err.Error(), "fewer than 41") {
+		t.Fatalf("probe for 41: %v", err)
 	}
 }

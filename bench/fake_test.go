@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// fakeServer speaks just enough of the protocol for the connect workload
+// and Probe: it opens sessions, answers closeSession and closes, answers
+// getAllChildrenNumber with children and every other request with an OK
+// header and no body.
+type fakeServer struct {
+	ln       net.Listener
+	children atomic.Int32
+	refuse   atomic.Bool // drop connections before the handshake reply
+
+	sessions, closes, exists atomic.Int64
+	wg                       sync.WaitGroup
+}
+
+func startFake(t *testing.T) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeServer{ln: ln}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f.wg.Add(1)
+			go func() { defer f.wg.Done(); f.serve(nc) }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); f.wg.Wait() })
+	return f
+}
+
+func (f *fakeServer) addr() string { return f.ln.Addr().String() }
+
+func (f *fakeServer) serve(nc net.Conn) {
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	fr := zkproto.NewFrameReader(bufio.NewReader(nc), 0)
+	frame, err := fr.Next()
+	if err != nil || f.refuse.Load() {
+		return
+	}
+	var creq zkproto.ConnectRequest
+	if zkproto.Unmarshal(frame, &creq) != nil {
+		return
+	}
+	id := f.sessions.Add(1)
+	resp := zkproto.ConnectResponse{TimeOut: creq.TimeOut, SessionID: id, Passwd: make([]byte, zkproto.PasswordLength)}
+	if zkproto.WriteFrame(nc, zkproto.Marshal(&resp)) != nil {
+		return
+	}
+	for {
+		frame, err := fr.Next()
+		if err != nil {
+			return
+		}
+		d := zkproto.NewDecoder(frame)
+		var h zkproto.RequestHeader
+		if h.Decode(d) != nil {
+			return
+		}
+		var e zkproto.Encoder
+		rh := zkproto.ReplyHeader{Xid: h.Xid}
+		rh.Encode(&e)
+		switch h.Type {
+		case zkproto.OpGetAllChildrenNumber:
+			(&zkproto.GetAllChildrenNumberResponse{TotalNumber: f.children.Load()}).Encode(&e)
+		case zkproto.OpExists:
+			f.exists.Add(1)
+		}
+		if zkproto.WriteFrame(nc, e.Bytes()) != nil {
+			return
+		}
+		if h.Type == zkproto.OpCloseSession {
+			f.closes.Add(1)
+			return
+		}
+	}
+}
+
+func TestConnectWorkload(t *testing.T) {
+	f := startFake(t)
+	res, err := Run(context.Background(), Config{Addrs: []string{f.addr()}, Workload: "connect",
+		Connections: 3, Ops: 40, Warmup: 0, ConnectExists: true, Cleanup: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 40 || res.Errors != 0 || res.OpsPerSec <= 0 || !res.ConnectExists {
+		t.Fatalf("result: %+v", res)
+	}
+	perOp := map[string]int64{}
+	for _, o := range res.PerOp {
+		perOp[o.Op] = o.Ops
+	}
+	if perOp["connect"] != 40 || perOp["close"] != 40 || perOp["exists"] != 40 {
+		t.Fatalf("per op %v, want 40 connects, closes and exists", perOp)
+	}
+	// The setup and cleanup sessions come on top of the 40 measured.
+	if s, c, e := f.sessions.Load(), f.closes.Load(), f.exists.Load(); s != 42 || c != 42 || e != 40 {
+		t.Fatalf("server saw %d sessions, %d closeSessions, %d exists; want 42, 42, 40", s, c, e)
+	}
+	var table strings.Builder
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"3 concurrent connectors", "\n  connect ", "\n    close ", "exists: one per session"} {
+		if !strings.Contains(table.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "total") {
+		t.Errorf("table has a total row for a per-session unit:\n%s", table.String())
+	}
+}
+
+func TestConnectWorkloadCountsFailedHandshakes(t *testing.T) {
+	f := startFake(t)
+	r := &runner{cfg: Config{Addrs: []string{f.addr()}, Workload: "connect", Connections: 2, Ops: 10}, ctx: context.Background()}
+	r.cfg.Normalize()
+	r.cfg.Timeout = 2 * time.Second
+	f.refuse.Store(true)
+	if _, err := r.connect(); err == nil || !strings.Contains(err.Error(), "no session could be established (10 attempts failed)") {
+		t.Fatalf("connect against a server that drops every handshake: %v", err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	f := startFake(t)
+	f.children.Store(5)
+	// Enough descendants after the third try.
+	go func() {
+		for f.sessions.Load() < 3 {
+			time.Sleep(time.Millisecond)
+		}
+		f.children.Store(7)
+	}()
+	res, err := Probe(context.Background(), f.addr(), "/p", 7, 5*time.Millisecond, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Children != 7 || res.Attempts < 3 || res.Waited <= 0 || res.Path != "/p" {
+		t.Fatalf("probe: %+v", res)
+	}
+
+	// Nothing listening: the probe gives up at its timeout, saying why.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	start := time.Now()
+	_, err = Probe(context.Background(), closed, "/p", 0, 20*time.Millisecond, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("probe of a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("probe took %v past its 300ms timeout", d)
+	}
+	if _, err := Probe(context.Background(), f.addr(), "p", 0, time.Millisecond, time.Second); err == nil {
+		t.Fatal("probe accepted a relative path")
+	}
+}

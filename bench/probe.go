@@ -16,7 +16,10 @@ type ProbeResult struct {
 	Path     string  `json:"path"`
 	Children int64   `json:"children"` // getAllChildrenNumber's answer: every descendant
 	Waited   float64 `json:"waited_s"` // from the call to the answer
-	Attempts int     `json:"attempts"` // sessions tried
+	// AnsweredAt is when the answer came, in seconds since the Unix epoch,
+	// so that a caller can time from an event before the probe started.
+	AnsweredAt float64 `json:"answered_at_unix_s"`
+	Attempts   int     `json:"attempts"` // sessions tried
 }
 
 // Probe polls addr, every interval, until a session opens and
@@ -37,7 +40,9 @@ func Probe(ctx context.Context, addr, path string, min int64, interval, timeout 
 		res.Attempts++
 		n, err := countOnce(ctx, addr, path)
 		if err == nil && n >= min {
-			res.Children, res.Waited = n, time.Since(start).Seconds()
+			now := time.Now()
+			res.Children, res.Waited = n, now.Sub(start).Seconds()
+			res.AnsweredAt = float64(now.UnixNano()) / 1e9
 			return res, nil
 		}
 		if err == nil {

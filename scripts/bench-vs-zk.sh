@@ -11,17 +11,32 @@
 # zkbridge, ...) and averages the repeats. Every process it starts is stopped
 # on exit, interrupted or not.
 #
+# Then (BENCH_MEMORY=1) memory and restart, one node each, one system at a
+# time: a fresh server, its memory measured, BENCH_ZNODES znodes of 100 B
+# created under one parent (`zkbridge bench -w create`), its memory measured
+# again, bytes per znode = (after - before) / BENCH_ZNODES; then it is
+# stopped (SIGTERM) and restarted on its data directory, and the restart
+# time is from the spawn to the first answer of getAllChildrenNumber of
+# that parent with every znode (`zkbridge bench --probe`).
+#   RSS: VmRSS of /proc/PID/status. Heap, after a forced full GC: ZooKeeper's
+#   Java heap used (jcmd GC.run, GC.heap_info); zkbridge's Go heap in use
+#   (/debug/pprof/heap?gc=1, then go_memstats_heap_inuse_bytes of /metrics).
+#   Pebble's block cache and memtables are off the Go heap and not exported;
+#   they are in RSS only.
+#
 # usage: bench-vs-zk.sh
 # environment:
-#   BENCH_NODES      topologies to run (default "1 3")
-#   BENCH_WORKLOADS  (default "set get exists list mixed multi watch create"; create
-#                    runs keep their nodes, as deleting them all takes long, so
-#                    create comes last)
+#   BENCH_NODES      topologies to run (default "1 3"; empty: no throughput runs)
+#   BENCH_WORKLOADS  (default "set get exists list mixed multi watch connect create";
+#                    create runs keep their nodes, as deleting them all takes long,
+#                    so create comes last)
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
 #   BENCH_REPEAT     runs per workload and system (default 2)
 #   BENCH_ARGS       extra `zkbridge bench` flags for every run, e.g. "--connections 20"
+#   BENCH_MEMORY     1 (default): measure memory per znode and restart time; 0: skip
+#   BENCH_ZNODES     znodes created for that (default 1000000; e.g. 100000 for a quick run)
 #   ZK_HEAP          ZooKeeper's heap per node (default 1g)
 #   ZKBRIDGE_BIN     a prebuilt zkbridge instead of building one
 set -euo pipefail
@@ -30,8 +45,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "bench-vs-zk: $*" >&2; exit 1; }
 log() { echo "bench-vs-zk: $*" >&2; }
 
-nodes_list=${BENCH_NODES:-1 3}
-workloads=${BENCH_WORKLOADS:-set get exists list mixed multi watch create}
+nodes_list=${BENCH_NODES-1 3}
+workloads=${BENCH_WORKLOADS:-set get exists list mixed multi watch connect create}
+memory=${BENCH_MEMORY:-1}
+znodes=${BENCH_ZNODES:-1000000}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-2s}
 prewarm=${BENCH_PREWARM:-10s}
@@ -41,7 +58,18 @@ export ZK_HEAP=${ZK_HEAP:-1g}
 
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
+[[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
+[[ "$znodes" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ZNODES must be a positive integer"
+[ -n "$nodes_list" ] || [ "$memory" = 1 ] || die "nothing to run (BENCH_NODES empty and BENCH_MEMORY=0)"
 command -v jq >/dev/null || die "jq not found"
+if [ "$memory" = 1 ]; then
+  command -v curl >/dev/null || die "curl not found (BENCH_MEMORY=0 skips the memory runs that need it)"
+  # The JDK that runs ZooKeeper, for its jcmd.
+  jcmd=$(dirname "$(readlink -f "$(command -v java)")")/jcmd
+  [ -x "$jcmd" ] || die "$jcmd not found (BENCH_MEMORY=0 skips the memory runs that need it)"
+fi
+# shellcheck source=scripts/zookeeper-lib.sh
+source "$here/scripts/zookeeper-lib.sh" # zk_launch, to restart ZooKeeper on its data
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-bench.XXXXXX")
 mkdir -p "$work/results"
@@ -163,6 +191,114 @@ for n in $nodes_list; do
   stop_zkbridge
 done
 
+# --- memory per znode and restart ------------------------------------------
+mem_root=/zkbridge-mem
+
+rss_bytes() { # pid
+  awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status"
+}
+zk_heap_bytes() { # pid: Java heap used after a full GC
+  "$jcmd" "$1" GC.run >/dev/null
+  "$jcmd" "$1" GC.heap_info | awk 'match($0, /used [0-9]+K/) { print substr($0, RSTART + 5, RLENGTH - 6) * 1024; exit }'
+}
+zb_heap_bytes() { # admin-addr: Go heap in use after a GC
+  curl -sf "http://$1/debug/pprof/heap?gc=1" >/dev/null
+  curl -sf "http://$1/metrics" | awk '$1 == "go_memstats_heap_inuse_bytes" { printf "%.0f\n", $2 }'
+}
+zk_data_size() { # port: mntr's zk_approximate_data_size
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 0
+  printf mntr >&3
+  timeout 5 cat <&3 | awk '$1 == "zk_approximate_data_size" { print $2 }' || true
+  exec 3<&- 3>&-
+}
+zb_data_size() { # admin-addr
+  curl -sf "http://$1/commands/monitor" | jq -r '.approximate_data_size'
+}
+now() { date +%s.%N; }
+wait_exit() { # pid: SIGTERM, then SIGKILL after 60 s
+  kill "$1" 2>/dev/null || true
+  for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  log "pid $1 did not exit within 60 s of SIGTERM; killing it"
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# memory_measure sys phase: writes $work/mem/SYS-PHASE.json
+memory_measure() {
+  local sys=$1 phase=$2 pid heap size
+  if [ "$sys" = zk ]; then
+    pid=$zk_pids
+    heap=$(zk_heap_bytes "$pid")
+    size=$(zk_data_size "$mem_port")
+  else
+    pid=$zb_pid
+    heap=$(zb_heap_bytes "$mem_admin")
+    size=$(zb_data_size "$mem_admin")
+  fi
+  jq -n --argjson rss "$(rss_bytes "$pid")" --argjson heap "${heap:-null}" --argjson size "${size:-null}" \
+    '{rss: $rss, heap: $heap, data_size: $size}' >"$work/mem/$sys-$phase.json"
+}
+
+# memory_spawn sys: starts the memory run's server on its data directory
+# (fresh the first time) without waiting for it.
+memory_spawn() {
+  if [ "$1" = zk ]; then
+    zk_launch org.apache.zookeeper.server.ZooKeeperServerMain "$zk_dir/zoo.cfg" "$zk_dir/restart.log" "$ZK_HEAP"
+    zk_pids=$!
+  else
+    "$bin" server --data-dir "$work/mem-zkbridge" --client-addr "127.0.0.1:$mem_port" \
+      --peer-addr "127.0.0.1:$mem_peer" --admin-addr "$mem_admin" --log-format json \
+      >>"$work/mem-zkbridge.log" 2>&1 </dev/null &
+    zb_pid=$!
+  fi
+}
+
+# memory_run sys: the memory and restart measurements of one system.
+memory_run() {
+  local sys=$1 name pid t0
+  name=$([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)
+  if [ "$sys" = zk ]; then
+    local out
+    out=$(bash "$here/scripts/start-zookeeper.sh") || die "ZooKeeper did not start"
+    read -r mem_port zk_pids zk_dir <<<"$out"
+    [ "$(cat "/proc/$zk_pids/comm")" = java ] || die "ZooKeeper's pid $zk_pids is not the JVM"
+  else
+    local ports
+    mapfile -t ports < <(free_ports 3)
+    mem_port=${ports[0]} mem_peer=${ports[1]} mem_admin=127.0.0.1:${ports[2]}
+    memory_spawn zb
+    "$bin" bench --addr "127.0.0.1:$mem_port" --probe / --timeout 60s >/dev/null ||
+      { tail -n 20 "$work/mem-zkbridge.log" >&2; die "zkbridge did not serve within 60 s"; }
+  fi
+  log "memory, $name: before"
+  memory_measure "$sys" before
+  log "memory, $name: creating $znodes znodes of 100 B under $mem_root/c"
+  "$bin" bench --addr "127.0.0.1:$mem_port" --workload create --ops "$znodes" --warmup 0s --no-cleanup \
+    --connections 8 --outstanding 64 --payload 100 --root "$mem_root" --timeout 120s --progress 0 --json \
+    >"$work/mem/$sys-create.json" || die "creating the znodes on $name failed"
+  jq -e --argjson n "$znodes" '.ops == $n and .errors == 0' "$work/mem/$sys-create.json" >/dev/null ||
+    die "$name: the create run did not make $znodes znodes: $(jq -c '{ops, errors, per_op}' "$work/mem/$sys-create.json")"
+  log "memory, $name: after"
+  memory_measure "$sys" after
+
+  log "restart, $name: stopping it (SIGTERM) and starting it on its data"
+  if [ "$sys" = zk ]; then wait_exit "$zk_pids"; else wait_exit "$zb_pid"; wait "$zb_pid" 2>/dev/null || true; fi
+  t0=$(now)
+  memory_spawn "$sys"
+  "$bin" bench --addr "127.0.0.1:$mem_port" --probe "$mem_root/c" --probe-min "$znodes" --timeout 600s --json \
+    >"$work/mem/$sys-probe.json" || die "$name did not answer after the restart"
+  jq --argjson t0 "$t0" '. + {restart_s: (.answered_at_unix_s - $t0)}' "$work/mem/$sys-probe.json" >"$work/mem/$sys-restart.json"
+  pid=$([ "$sys" = zk ] && echo "$zk_pids" || echo "$zb_pid")
+  jq -n --argjson rss "$(rss_bytes "$pid")" '{rss: $rss}' >"$work/mem/$sys-restarted.json"
+  log "restart, $name: $(jq -r '"\(.children) znodes answered \(.restart_s) s after the spawn"' "$work/mem/$sys-restart.json")"
+  if [ "$sys" = zk ]; then stop_zk; else stop_zkbridge; rm -rf "$work/mem-zkbridge"; fi
+}
+
+if [ "$memory" = 1 ]; then
+  mkdir -p "$work/mem"
+  for sys in zk zb; do memory_run "$sys"; done
+fi
+
 # The table: means over the repeats.
 # A run that failed (bench exited non-zero) is left out of the means and
 # counted in the errors column as "+Nfailed".
@@ -173,28 +309,69 @@ mean() { # files... -> "ops/s p50 p99 errors"
       ($ok | map(.latency_ms.p99) | add / length),
       "\($ok | map(.errors) | add)\(if $failed > 0 then "+\($failed)failed" else "" end)" ] end | @tsv' "$@"
 }
-echo
-echo "zkbridge vs ZooKeeper 3.8 on loopback; $duration per run after $warmup warm-up, mean of $repeat runs, alternated"
-echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; both fsync every write"
-echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
-echo
-{
-  printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\n'
-  for n in $nodes_list; do
-    for w in $workloads; do
-      read -r zo z50 z99 ze < <(mean "$work/results/$n-$w-zk-"*.json)
-      read -r bo b50 b99 be < <(mean "$work/results/$n-$w-zb-"*.json)
-      awk -v n="$n" -v w="$w" -v zo="$zo" -v bo="$bo" -v z50="$z50" -v b50="$b50" -v z99="$z99" -v b99="$b99" -v ze="$ze" -v be="$be" 'BEGIN {
-        ratio = zo > 0 ? sprintf("%.2f", bo / zo) : "-"
-        pr = z99 > 0 ? sprintf("%.2f", b99 / z99) : "-"
-        printf "%s\t%s\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s/%s\n", n, w, zo, bo, ratio, z50, b50, z99, b99, pr, ze, be
-      }'
+if [ -n "$nodes_list" ]; then
+  echo
+  echo "zkbridge vs ZooKeeper 3.8 on loopback; $duration per run after $warmup warm-up, mean of $repeat runs, alternated"
+  echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; both fsync every write"
+  echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
+  echo
+  {
+    printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\n'
+    for n in $nodes_list; do
+      for w in $workloads; do
+        read -r zo z50 z99 ze < <(mean "$work/results/$n-$w-zk-"*.json)
+        read -r bo b50 b99 be < <(mean "$work/results/$n-$w-zb-"*.json)
+        awk -v n="$n" -v w="$w" -v zo="$zo" -v bo="$bo" -v z50="$z50" -v b50="$b50" -v z99="$z99" -v b99="$b99" -v ze="$ze" -v be="$be" 'BEGIN {
+          ratio = zo > 0 ? sprintf("%.2f", bo / zo) : "-"
+          pr = z99 > 0 ? sprintf("%.2f", b99 / z99) : "-"
+          printf "%s\t%s\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s/%s\n", n, w, zo, bo, ratio, z50, b50, z99, b99, pr, ze, be
+        }'
+      done
     done
-  done
-} | column -t -s $'\t'
-echo
-echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
-echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
-echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
-printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
-  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$ZK_HEAP"
+  } | column -t -s $'\t'
+  echo
+  echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
+  echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
+  echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
+  echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
+fi
+
+# The memory and restart table: one run per system.
+if [ "$memory" = 1 ]; then
+  m=$work/mem
+  echo
+  echo "memory and restart, 1 node each, run one system at a time: $znodes znodes of 100 B under one parent"
+  echo "(created with zkbridge bench -w create -c 8 -o 64); ZooKeeper heap $ZK_HEAP (-Xms = -Xmx)"
+  echo
+  {
+    printf 'measure\tZooKeeper\tzkbridge\tratio zkb/ZK\n'
+    row() { # label zk-value zb-value format
+      awk -v l="$1" -v z="$2" -v b="$3" -v f="$4" 'BEGIN {
+        zs = z == "" || z == "null" ? "-" : sprintf(f, z); bs = b == "" || b == "null" ? "-" : sprintf(f, b)
+        r = zs != "-" && bs != "-" && z + 0 != 0 ? sprintf("%.2f", b / z) : "-"
+        printf "%s\t%s\t%s\t%s\n", l, zs, bs, r
+      }'
+    }
+    per() { # sys field: (after - before) / znodes, or null
+      jq -n --slurpfile a "$m/$1-after.json" --slurpfile b "$m/$1-before.json" --argjson n "$znodes" --arg f "$2" \
+        'if $a[0][$f] == null or $b[0][$f] == null then null else ($a[0][$f] - $b[0][$f]) / $n end'
+    }
+    get() { jq -r "$2" "$m/$1"; } # file filter
+    row "RSS bytes/znode (lower is better)" "$(per zk rss)" "$(per zb rss)" "%.0f"
+    row "heap bytes/znode after GC (lower is better)" "$(per zk heap)" "$(per zb heap)" "%.0f"
+    row "RSS with the znodes, MB (lower is better)" "$(get zk-after.json '.rss / 1e6')" "$(get zb-after.json '.rss / 1e6')" "%.0f"
+    row "heap with the znodes, MB (lower is better)" "$(get zk-after.json '(.heap // empty) / 1e6')" "$(get zb-after.json '(.heap // empty) / 1e6')" "%.0f"
+    row "approximate_data_size bytes/znode (mntr)" "$(per zk data_size)" "$(per zb data_size)" "%.0f"
+    row "create, znodes/s (higher is better)" "$(get zk-create.json .ops_per_sec)" "$(get zb-create.json .ops_per_sec)" "%.0f"
+    row "restart to getAllChildrenNumber, s (lower is better)" "$(get zk-restart.json .restart_s)" "$(get zb-restart.json .restart_s)" "%.2f"
+    row "RSS after the restart, MB (lower is better)" "$(get zk-restarted.json '.rss / 1e6')" "$(get zb-restarted.json '.rss / 1e6')" "%.0f"
+  } | column -t -s $'\t'
+  echo
+  echo "bytes/znode = (after - before) / $znodes, each process measured fresh and again with the znodes."
+  echo "heap: ZooKeeper's Java heap used after jcmd GC.run; zkbridge's go_memstats_heap_inuse_bytes after a GC."
+  echo "zkbridge's Pebble block cache and memtables are off the Go heap and not exported: they count in RSS only."
+  echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
+  echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
+fi
+printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
+  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$memory" "$znodes" "$ZK_HEAP"

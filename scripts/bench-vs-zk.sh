@@ -201,9 +201,10 @@ zk_heap_bytes() { # pid: Java heap used after a full GC
   "$jcmd" "$1" GC.run >/dev/null
   "$jcmd" "$1" GC.heap_info | awk 'match($0, /used [0-9]+K/) { print substr($0, RSTART + 5, RLENGTH - 6) * 1024; exit }'
 }
-zb_heap_bytes() { # admin-addr: Go heap in use after a GC
+zb_heap_bytes() { # admin-addr: "Go heap in use, idle heap not returned to the OS" after a GC
   curl -sf "http://$1/debug/pprof/heap?gc=1" >/dev/null
-  curl -sf "http://$1/metrics" | awk '$1 == "go_memstats_heap_inuse_bytes" { printf "%.0f\n", $2 }'
+  curl -sf "http://$1/metrics" | awk '$1 ~ /^go_memstats_heap_(inuse|idle|released)_bytes$/ { v[$1] = $2 }
+    END { printf "%.0f %.0f\n", v["go_memstats_heap_inuse_bytes"], v["go_memstats_heap_idle_bytes"] - v["go_memstats_heap_released_bytes"] }'
 }
 zk_data_size() { # port: mntr's zk_approximate_data_size
   { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 0
@@ -225,18 +226,19 @@ wait_exit() { # pid: SIGTERM, then SIGKILL after 60 s
 
 # memory_measure sys phase: writes $work/mem/SYS-PHASE.json
 memory_measure() {
-  local sys=$1 phase=$2 pid heap size
+  local sys=$1 phase=$2 pid heap idle="" size
   if [ "$sys" = zk ]; then
     pid=$zk_pids
     heap=$(zk_heap_bytes "$pid")
     size=$(zk_data_size "$mem_port")
   else
     pid=$zb_pid
-    heap=$(zb_heap_bytes "$mem_admin")
+    read -r heap idle < <(zb_heap_bytes "$mem_admin")
     size=$(zb_data_size "$mem_admin")
   fi
-  jq -n --argjson rss "$(rss_bytes "$pid")" --argjson heap "${heap:-null}" --argjson size "${size:-null}" \
-    '{rss: $rss, heap: $heap, data_size: $size}' >"$work/mem/$sys-$phase.json"
+  jq -n --argjson rss "$(rss_bytes "$pid")" --argjson heap "${heap:-null}" --argjson idle "${idle:-null}" \
+    --argjson size "${size:-null}" '{rss: $rss, heap: $heap, heap_idle_retained: $idle, data_size: $size}' \
+    >"$work/mem/$sys-$phase.json"
 }
 
 # memory_spawn sys: starts the memory run's server on its data directory
@@ -368,8 +370,12 @@ if [ "$memory" = 1 ]; then
   } | column -t -s $'\t'
   echo
   echo "bytes/znode = (after - before) / $znodes, each process measured fresh and again with the znodes."
-  echo "heap: ZooKeeper's Java heap used after jcmd GC.run; zkbridge's go_memstats_heap_inuse_bytes after a GC."
+  echo "heap: ZooKeeper's Java heap used after jcmd GC.run; zkbridge's go_memstats_heap_inuse_bytes after a GC"
+  echo "(which includes the Raft log's write buffers, 256 MiB allocated at start and mostly never touched)."
   echo "zkbridge's Pebble block cache and memtables are off the Go heap and not exported: they count in RSS only."
+  echo "RSS also holds freed memory not yet returned to the OS: zkbridge's idle Go heap after the GC was" \
+    "$(jq -r '(.heap_idle_retained // 0) / 1e6 | floor' "$m/zb-after.json") MB with the znodes;" \
+    "ZooKeeper's RSS grows with the heap pages it touched (up to -Xmx)."
   echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
   echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
 fi

@@ -75,24 +75,31 @@ func FreePort() (int, error) {
 	return ports[0], nil
 }
 
-// StartZkbridge starts a one-node zkbridge configured like the ZooKeeper
-// of the suite: every four-letter word, the same super digest, a 1 s reaper.
+// suiteConfig is a zkbridge node configured like the ZooKeeper of the
+// suite: every four-letter word, the same super digest, a 1 s reaper.
+func suiteConfig(dir, peer string) server.Config {
+	return server.Config{
+		DataDir:         dir,
+		ClientAddr:      "127.0.0.1:0",
+		AdminDisabled:   true,
+		PeerAddr:        peer,
+		FourLetterWords: []string{"*"},
+		SuperDigest:     SuperDigest,
+		ReaperInterval:  ReapInterval,
+	}
+}
+
+func suiteLogger(node int) zerolog.Logger {
+	return zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Str("server", "zkbridge").Int("node", node).Logger()
+}
+
+// StartZkbridge starts a one-node zkbridge configured as suiteConfig.
 func StartZkbridge(dir string) (*Zkbridge, error) {
 	peer, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	cfg := server.Config{
-		DataDir:         dir,
-		ClientAddr:      "127.0.0.1:0",
-		AdminDisabled:   true,
-		PeerAddr:        fmt.Sprintf("127.0.0.1:%d", peer),
-		FourLetterWords: []string{"*"},
-		SuperDigest:     SuperDigest,
-		ReaperInterval:  ReapInterval,
-	}
-	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Str("server", "zkbridge").Logger()
-	srv, err := server.New(cfg, log)
+	srv, err := server.New(suiteConfig(dir, fmt.Sprintf("127.0.0.1:%d", peer)), suiteLogger(1))
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +113,69 @@ func StartZkbridge(dir string) (*Zkbridge, error) {
 
 // Stop stops the node.
 func (z *Zkbridge) Stop() { z.Srv.Stop() }
+
+// ZkbridgeCluster is an n-node zkbridge cluster run in this process, every
+// node configured as suiteConfig: the counterpart of Ensemble.
+type ZkbridgeCluster struct {
+	Addrs []string // client address of each node, in replica id order
+	nodes []*server.Server
+}
+
+// StartZkbridgeCluster starts n nodes with data under dir. They start
+// together: each one's Start waits for a quorum.
+func StartZkbridgeCluster(dir string, n int) (*ZkbridgeCluster, error) {
+	ports, err := freePorts(n)
+	if err != nil {
+		return nil, err
+	}
+	peers := map[uint64]string{}
+	for i, p := range ports {
+		peers[uint64(i+1)] = fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	c := &ZkbridgeCluster{}
+	for i := 1; i <= n; i++ {
+		cfg := suiteConfig(filepath.Join(dir, fmt.Sprintf("node%d", i)), peers[uint64(i)])
+		cfg.ReplicaID, cfg.Peers = uint64(i), peers
+		srv, err := server.New(cfg, suiteLogger(i))
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		c.nodes = append(c.nodes, srv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make(chan error, n)
+	for i, srv := range c.nodes {
+		go func() {
+			if err := srv.Start(ctx); err != nil {
+				errs <- fmt.Errorf("node %d: %w", i+1, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range c.nodes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		c.Stop()
+		return nil, first
+	}
+	for _, srv := range c.nodes {
+		c.Addrs = append(c.Addrs, srv.ClientAddr())
+	}
+	return c, nil
+}
+
+// Stop stops every node.
+func (c *ZkbridgeCluster) Stop() {
+	for _, srv := range c.nodes {
+		srv.Stop()
+	}
+}
 
 // Ensemble is a real ZooKeeper ensemble started by
 // scripts/start-zookeeper-ensemble.sh, the oracle for cluster scenarios.

@@ -16,11 +16,12 @@ var registry []*Scenario
 
 func register(scs ...*Scenario) { registry = append(registry, scs...) }
 
-// runOn runs sc against one server and returns its transcript.
-func runOn(sc *Scenario, addr, server string) ([]string, []string) {
-	s := &S{T: NewTranscript(), Addr: addr, Root: sc.Root(), Server: server}
+// runOn runs sc against one server (addrs: its nodes' client addresses)
+// and returns its transcript.
+func runOn(sc *Scenario, addrs []string, server string) ([]string, []string) {
+	s := &S{T: NewTranscript(), Addrs: addrs, Addr: addrs[0], Root: sc.Root(), Server: server, nodes: newPlacement(len(addrs))}
 	// The scenario's root is made by a setup session outside the transcript.
-	if setup, _, err := Connect(addr, "setup", NewTranscript(), DialOptions{}); err == nil {
+	if setup, _, err := Connect(addrs[0], "setup", NewTranscript(), DialOptions{}); err == nil {
 		_, _ = setup.Call(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.Root, ACL: zkproto.OpenACLUnsafe()})
 		_, _ = setup.Send(zkproto.OpCloseSession, nil)
 		setup.Closed(2 * time.Second)
@@ -28,12 +29,53 @@ func runOn(sc *Scenario, addr, server string) ([]string, []string) {
 	} else {
 		s.Failf("setup session: %v", err)
 	}
-	sc.Run(s)
+	s.nodes.did(0)
+	run(s, sc)
 	s.closeAll()
+	if s.madeTTL {
+		// A TTL node left behind would be reaped a minute later, a
+		// transaction in another scenario's window.
+		removeTree(addrs[0], s.Root)
+	}
 	return s.T.Lines(), s.failed
 }
 
-type tally struct{ scenarios, match, deliberate, mismatch int }
+// run runs the scenario; a panic (a scenario using a client that did not
+// connect) fails it instead of the whole test binary, whose servers
+// would outlive it.
+func run(s *S, sc *Scenario) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.Failf("scenario panicked: %v", r)
+		}
+	}()
+	sc.Run(s)
+}
+
+// removeTree deletes path and everything under it, outside any transcript.
+func removeTree(addr, path string) {
+	c, _, err := Connect(addr, "teardown", NewTranscript(), DialOptions{})
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	var walk func(p string)
+	walk = func(p string) {
+		if r, err := c.Call(zkproto.OpGetChildren, &zkproto.GetChildrenRequest{Path: p}); err == nil {
+			if ch, ok := r.Body.(*zkproto.GetChildrenResponse); ok {
+				for _, name := range ch.Children {
+					walk(p + "/" + name)
+				}
+			}
+		}
+		_, _ = c.Call(zkproto.OpDelete, &zkproto.DeleteRequest{Path: p, Version: -1})
+	}
+	walk(path)
+	_, _ = c.Send(zkproto.OpCloseSession, nil)
+	c.Closed(2 * time.Second)
+}
+
+type tally struct{ scenarios, match, deliberate, mismatch, skipped int }
 
 func TestCompat(t *testing.T) {
 	if testing.Short() {
@@ -49,11 +91,20 @@ func TestCompat(t *testing.T) {
 		t.Fatalf("start zkbridge: %v", err)
 	}
 	defer zb.Stop()
+	compareAll(t, "standalone", []string{zk.Addr}, []string{zb.Addr})
+}
 
+// compareAll runs every registered scenario against ZooKeeper (the
+// oracle) and zkbridge, each given by its nodes' client addresses, and
+// prints the tally per area. With more than one node, scenarios marked
+// StandaloneOnly are skipped.
+func compareAll(t *testing.T, title string, zk, zb []string) {
+	cluster := len(zk) > 1
 	ordered := append([]*Scenario(nil), registry...)
 	sort.SliceStable(ordered, func(i, j int) bool { return ordered[i].Fresh && !ordered[j].Fresh })
 	seen := map[string]bool{}
 	tallies := map[string]*tally{}
+	var skipped []string
 	for _, sc := range ordered {
 		if seen[sc.ID()] {
 			t.Fatalf("scenario %s registered twice", sc.ID())
@@ -65,35 +116,45 @@ func TestCompat(t *testing.T) {
 			tallies[sc.Area] = ta
 		}
 		ta.scenarios++
-		t.Run(sc.ID(), func(t *testing.T) {
-			if sc.Differs != "" {
-				got, failed := runOn(sc, zb.Addr, "zkbridge")
-				for _, f := range failed {
-					t.Error(f)
-				}
-				if sc.Check == nil {
-					t.Fatalf("deliberate difference %q has no Check", sc.Differs)
-				}
-				if err := sc.Check(got); err != nil {
-					ta.mismatch++
-					t.Fatalf("zkbridge (deliberately differing: %s): %v\n%s", sc.Differs, err, strings.Join(got, "\n"))
-				}
-				ta.deliberate++
-				return
-			}
-			want, failedZK := runOn(sc, zk.Addr, "zookeeper")
-			got, failedZB := runOn(sc, zb.Addr, "zkbridge")
-			for _, f := range append(failedZK, failedZB...) {
-				t.Error(f)
-			}
-			if d := diff(want, got); d != "" {
-				ta.mismatch++
-				t.Fatalf("zkbridge differs from ZooKeeper:\n%s", d)
-			}
-			ta.match++
-		})
+		if cluster && sc.StandaloneOnly != "" {
+			ta.skipped++
+			skipped = append(skipped, fmt.Sprintf("%s: %s", sc.ID(), sc.StandaloneOnly))
+			continue
+		}
+		t.Run(sc.ID(), func(t *testing.T) { compareOne(t, sc, ta, zk, zb) })
 	}
-	report(t, tallies)
+	report(t, title, tallies, skipped)
+}
+
+// compareOne runs one scenario and tallies its outcome: zkbridge's
+// transcript must equal ZooKeeper's, or pass the Check of a deliberate
+// difference.
+func compareOne(t *testing.T, sc *Scenario, ta *tally, zk, zb []string) {
+	if sc.Differs != "" {
+		got, failed := runOn(sc, zb, "zkbridge")
+		for _, f := range failed {
+			t.Error(f)
+		}
+		if sc.Check == nil {
+			t.Fatalf("deliberate difference %q has no Check", sc.Differs)
+		}
+		if err := sc.Check(got); err != nil {
+			ta.mismatch++
+			t.Fatalf("zkbridge (deliberately differing: %s): %v\n%s", sc.Differs, err, strings.Join(got, "\n"))
+		}
+		ta.deliberate++
+		return
+	}
+	want, failedZK := runOn(sc, zk, "zookeeper")
+	got, failedZB := runOn(sc, zb, "zkbridge")
+	for _, f := range append(failedZK, failedZB...) {
+		t.Error(f)
+	}
+	if d := diff(want, got); d != "" {
+		ta.mismatch++
+		t.Fatalf("zkbridge differs from ZooKeeper:\n%s", d)
+	}
+	ta.match++
 }
 
 // diff renders the two transcripts side by side from the first difference.
@@ -136,7 +197,7 @@ func diff(want, got []string) string {
 	return b.String()
 }
 
-func report(t *testing.T, tallies map[string]*tally) {
+func report(t *testing.T, title string, tallies map[string]*tally, skipped []string) {
 	areas := make([]string, 0, len(tallies))
 	for a := range tallies {
 		areas = append(areas, a)
@@ -144,16 +205,23 @@ func report(t *testing.T, tallies map[string]*tally) {
 	sort.Strings(areas)
 	var b strings.Builder
 	var total tally
-	fmt.Fprintf(&b, "\n%-14s | %9s | %5s | %21s | %8s\n", "area", "scenarios", "match", "deliberate difference", "mismatch")
+	row := func(name string, ta *tally) {
+		fmt.Fprintf(&b, "%-14s | %9d | %5d | %21d | %8d | %7d\n", name, ta.scenarios, ta.match, ta.deliberate, ta.mismatch, ta.skipped)
+	}
+	fmt.Fprintf(&b, "\n%s\n%-14s | %9s | %5s | %21s | %8s | %7s\n", title, "area", "scenarios", "match", "deliberate difference", "mismatch", "skipped")
 	for _, a := range areas {
 		ta := tallies[a]
-		fmt.Fprintf(&b, "%-14s | %9d | %5d | %21d | %8d\n", a, ta.scenarios, ta.match, ta.deliberate, ta.mismatch)
+		row(a, ta)
 		total.scenarios += ta.scenarios
 		total.match += ta.match
 		total.deliberate += ta.deliberate
 		total.mismatch += ta.mismatch
+		total.skipped += ta.skipped
 	}
-	fmt.Fprintf(&b, "%-14s | %9d | %5d | %21d | %8d\n", "total", total.scenarios, total.match, total.deliberate, total.mismatch)
+	row("total", &total)
+	for _, sk := range skipped {
+		fmt.Fprintf(&b, "skipped %s\n", sk)
+	}
 	fmt.Fprint(os.Stdout, b.String())
 	t.Log(b.String())
 }

@@ -32,6 +32,11 @@ func (s *S) RawSend(c *Client, label string, b []byte, wait time.Duration) {
 		return
 	}
 	s.T.Logf("%s > raw %s", c.Name, label)
+	if err := s.catchUp(c); err != nil {
+		s.T.Logf("%s < closed", c.Name)
+		return
+	}
+	defer s.nodes.did(s.nodeOf(c))
 	if err := c.writeRaw(b); err != nil {
 		s.T.Logf("%s < closed", c.Name)
 		return
@@ -72,6 +77,11 @@ func (s *S) rawReceive(c *Client, wait time.Duration) {
 // CallXid sends a request with an explicit xid and records the reply.
 func (s *S) CallXid(c *Client, xid int32, op zkproto.OpCode, req zkproto.Record) {
 	s.T.Logf("%s > %s xid=%d", c.Name, op, xid)
+	if err := s.catchUp(c); err != nil {
+		s.T.Logf("%s < closed", c.Name)
+		return
+	}
+	defer s.nodes.did(s.nodeOf(c))
 	if err := c.SendXid(xid, op, req); err != nil {
 		s.T.Logf("%s < closed", c.Name)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,8 +24,11 @@ type Scenario struct {
 	// Fresh scenarios look at server-wide state (the root's stat, node
 	// counts) and need a server no other scenario has touched.
 	Fresh bool
-	Run   func(s *S)
-	Check func(lines []string) error
+	// StandaloneOnly, when set, says why the scenario is skipped in the
+	// 3-node run (TestCompatCluster).
+	StandaloneOnly string
+	Run            func(s *S)
+	Check          func(lines []string) error
 }
 
 // ID is the scenario's unique name.
@@ -37,14 +41,21 @@ func (sc *Scenario) Root() string {
 	return "/" + unsafe.ReplaceAllString(sc.Area+"-"+sc.Name, "_")
 }
 
-// S is a scenario run against one server.
+// S is a scenario run against one server or one cluster.
 type S struct {
-	T       *Transcript
+	T *Transcript
+	// Addrs are the client addresses of the server's nodes (one for a
+	// standalone server). The k-th connection of a scenario goes to node
+	// k mod len(Addrs), so a cluster run spreads clients across nodes.
+	Addrs []string
+	// Addr is the first node's address: four-letter words and raw dials.
 	Addr    string
 	Root    string
 	Server  string // "zookeeper" or "zkbridge"
 	clients []*Client
 	failed  []string
+	nodes   *placement
+	madeTTL bool // a TTL node may outlive the scenario (see runOn)
 }
 
 // P joins the scenario root and a relative path ("" is the root itself).
@@ -62,12 +73,14 @@ func (s *S) Failf(format string, args ...any) {
 
 // Connect opens a session and records the handshake's normalised outcome.
 func (s *S) Connect(name string, o DialOptions) *Client {
-	c, resp, err := Connect(s.Addr, name, s.T, o)
+	node := s.nextNode()
+	s.awaitZxid(node, o.LastZxidSeen)
+	c, resp, err := Connect(s.Addrs[node], name, s.T, o)
 	if err != nil {
 		s.T.Logf("%s connect: %v", name, normErr(err))
 		return nil
 	}
-	s.clients = append(s.clients, c)
+	s.track(c, node, o.SessionID == 0)
 	s.T.Logf("%s connected timeout=%d session=%s passwdLen=%d readOnlyByte=%v", name, resp.TimeOut,
 		s.T.Session(resp.SessionID), len(resp.Passwd), resp.HasReadOnly)
 	return c
@@ -92,24 +105,54 @@ func normErr(err error) string {
 // Do sends a request, records it and its reply (or that the server closed
 // the connection) and returns the reply.
 func (s *S) Do(c *Client, op zkproto.OpCode, req zkproto.Record) *Reply {
+	return s.do(c, op, req, nil)
+}
+
+// do is Do with the reply rewritten by norm (if set) before it is recorded.
+func (s *S) do(c *Client, op zkproto.OpCode, req zkproto.Record, norm func(*Reply)) *Reply {
 	if c == nil {
 		s.Failf("request %v on a client that did not connect", op)
 		return nil
 	}
 	s.T.request(c.Name, op, req)
+	s.madeTTL = s.madeTTL || createsTTL(op, req)
+	if err := s.catchUp(c); err != nil {
+		s.T.Logf("%s < %s", c.Name, normErr(err))
+		return nil
+	}
 	r, err := c.Call(op, req)
+	s.nodes.did(s.nodeOf(c))
 	if err != nil {
 		s.T.Logf("%s < %s", c.Name, normErr(err))
 		return nil
 	}
+	if norm != nil {
+		norm(r)
+	}
 	s.T.reply(c.Name, r)
 	return r
+}
+
+// createsTTL reports whether a request may create a TTL node.
+func createsTTL(op zkproto.OpCode, req zkproto.Record) bool {
+	if m, ok := req.(*zkproto.MultiRequest); ok && op == zkproto.OpMulti {
+		for _, o := range m.Ops {
+			if o.Type == zkproto.OpCreateTTL {
+				return true
+			}
+		}
+	}
+	return op == zkproto.OpCreateTTL
 }
 
 // Flush makes sure every event the server queued for c so far has arrived:
 // a ping's reply is queued after them.
 func (s *S) Flush(c *Client) {
 	if c == nil {
+		return
+	}
+	if err := s.catchUp(c); err != nil {
+		s.T.Logf("%s < ping: %s", c.Name, normErr(err))
 		return
 	}
 	r, err := c.Call(zkproto.OpPing, nil)
@@ -124,9 +167,129 @@ func (s *S) Flush(c *Client) {
 
 // Await waits up to d for n watch events on c (reaping, expiry), recording them.
 func (s *S) Await(c *Client, n int, d time.Duration) {
+	if c == nil {
+		s.Failf("await on a client that did not connect")
+		return
+	}
 	if got := c.WaitEvents(n, d); got != n {
 		s.T.Logf("%s awaited %d events, got %d", c.Name, n, got)
 	}
+	// What c saw (a reap, an expiry) may not have reached other nodes yet.
+	s.nodes.did(s.nodeOf(c))
+}
+
+// placement spreads a scenario's connections over a cluster's nodes and
+// tracks which node may lag behind what clients did through other nodes:
+// ZooKeeper is only sequentially consistent across nodes, so a node may
+// not have applied another node's acknowledged write yet.
+type placement struct {
+	conns  int             // connections made so far
+	of     map[*Client]int // each client's node
+	seq    int             // operations so far
+	last   []int           // per node: seq of its latest operation
+	synced []int           // per node: seq it has surely caught up with
+}
+
+func newPlacement(nodes int) *placement {
+	return &placement{of: map[*Client]int{}, last: make([]int, nodes), synced: make([]int, nodes)}
+}
+
+// did records an operation through node n.
+func (p *placement) did(n int) { p.seq++; p.last[n] = p.seq }
+
+// caughtUp records that node n has applied everything done so far.
+func (p *placement) caughtUp(n int) { p.synced[n] = p.seq }
+
+// behind reports whether another node saw an operation node n may lack.
+func (p *placement) behind(n int) bool {
+	for m, l := range p.last {
+		if m != n && l > p.synced[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// nextNode is the node of the scenario's next connection.
+func (s *S) nextNode() int {
+	n := s.nodes.conns % len(s.Addrs)
+	s.nodes.conns++
+	return n
+}
+
+// track adds a connected client on node n. A new session is a
+// transaction the node applied before answering, after everything before it.
+func (s *S) track(c *Client, n int, newSession bool) {
+	s.clients = append(s.clients, c)
+	s.nodes.of[c] = n
+	s.nodes.did(n)
+	if newSession {
+		s.nodes.caughtUp(n)
+	}
+}
+
+func (s *S) nodeOf(c *Client) int { return s.nodes.of[c] }
+
+// catchUp makes c's node apply what other nodes acknowledged before c's
+// next request, with a sync outside the transcript (events it brings are
+// recorded, as they would arrive before that request's reply on one
+// server). It does nothing on a standalone server.
+func (s *S) catchUp(c *Client) error {
+	n := s.nodeOf(c)
+	if !s.nodes.behind(n) {
+		return nil
+	}
+	seen := c.LastZxid
+	_, err := c.Call(zkproto.OpSync, &zkproto.SyncRequest{Path: "/"})
+	c.LastZxid = seen
+	if err != nil {
+		return err
+	}
+	s.nodes.caughtUp(n)
+	return nil
+}
+
+// awaitZxid waits until node n has applied zxid, when a client of the
+// scenario has seen it: a reconnect to a lagging node that carries that
+// lastZxidSeen is refused by ZooKeeper, a timing accident. A lastZxidSeen
+// no client saw (a scenario's deliberately wrong one) is not waited for.
+func (s *S) awaitZxid(n int, zxid int64) {
+	if len(s.Addrs) == 1 || zxid <= 0 {
+		return
+	}
+	var seen int64
+	for _, c := range s.clients {
+		seen = max(seen, c.LastZxid)
+	}
+	if zxid > seen {
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		z, err := nodeZxid(s.Addrs[n])
+		if err == nil && z >= zxid {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.Failf("node %d did not reach zxid %#x within 5 s (at %#x, %v)", n+1, zxid, z, err)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// nodeZxid is the last zxid a node applied, from its srvr output.
+func nodeZxid(addr string) (int64, error) {
+	out, _, err := fourLetter(addr, []byte("srvr"))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "Zxid: 0x"); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, fmt.Errorf("srvr without a Zxid line: %q", out)
 }
 
 // Close ends every session the scenario opened (closeSession), so none

@@ -46,7 +46,8 @@ func ssReconnect(s *S, c *Client, name string, passwd []byte) *Client {
 // ssConnectPipelined writes the ConnectRequest and the given requests in one
 // write, before any answer, then reads the ConnectResponse and the replies.
 func ssConnectPipelined(s *S, name string, ops []zkproto.OpCode, reqs []zkproto.Record) *Client {
-	nc, err := dialRaw(s.Addr)
+	node := s.nextNode()
+	nc, err := dialRaw(s.Addrs[node])
 	if err != nil {
 		s.Failf("dial: %v", err)
 		return nil
@@ -84,7 +85,7 @@ func ssConnectPipelined(s *S, name string, ops []zkproto.OpCode, reqs []zkproto.
 		return nil
 	}
 	c.SessionID, c.Passwd, c.Timeout = resp.SessionID, resp.Passwd, resp.TimeOut
-	s.clients = append(s.clients, c)
+	s.track(c, node, true)
 	s.T.Logf("%s connected timeout=%d session=%s", name, resp.TimeOut, s.T.Session(resp.SessionID))
 	for i, op := range ops {
 		r, err := c.Receive(int32(i+1), op)

@@ -32,6 +32,11 @@ func wtDoXid(s *S, c *Client, xid int32, op zkproto.OpCode, req zkproto.Record) 
 		return nil
 	}
 	s.T.request(c.Name, op, req)
+	if err := s.catchUp(c); err != nil {
+		s.T.Logf("%s < %s", c.Name, normErr(err))
+		return nil
+	}
+	defer s.nodes.did(s.nodeOf(c))
 	if err := c.SendXid(xid, op, req); err != nil {
 		s.T.Logf("%s < %s", c.Name, normErr(err))
 		return nil

@@ -381,7 +381,7 @@ func init() {
 			s.Create(c, "/zookeeper/config/kid", nil, 0)
 			s.SetACL(c, "/zookeeper/config", zkproto.OpenACLUnsafe(), -1)
 			s.Delete(c, "/zookeeper/config", -1)
-			s.GetACL(c, "/zookeeper/config")
+			s.GetConfig(c, true)
 			s.GetACL(c, "/zookeeper")
 			s.GetACL(c, "/zookeeper/quota")
 		}},

@@ -12,8 +12,8 @@ func init() {
 			c := s.Client("c1")
 			s.Exists(c, "/zookeeper", false)
 			s.Get(c, "/zookeeper/quota", false)
-			s.Get(c, "/zookeeper/config", false)
-			s.Do(c, zkproto.OpGetACL, &zkproto.GetACLRequest{Path: "/zookeeper/config"})
+			s.GetConfig(c, false)
+			s.GetConfig(c, true)
 			s.Do(c, zkproto.OpGetACL, &zkproto.GetACLRequest{Path: "/"})
 			s.Do(c, zkproto.OpGetChildren, &zkproto.GetChildrenRequest{Path: "/zookeeper"})
 		}},

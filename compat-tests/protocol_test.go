@@ -176,7 +176,7 @@ func init() {
 			s.Create(c, s.P("a"), nil, 0)
 			s.Do(c, zkproto.OpReconfig, &zkproto.ReconfigRequest{JoiningServers: "server.9=127.0.0.1:1:2;3", CurConfigID: -1})
 			s.Create(c, s.P("b"), nil, 0)
-			s.Get(c, "/zookeeper/config", false)
+			s.GetConfig(c, false)
 		}},
 		&Scenario{Area: "protocol", Name: "deleteContainer from a client", Run: func(s *S) {
 			c := s.Client("c1")

@@ -145,6 +145,52 @@ func createsTTL(op zkproto.OpCode, req zkproto.Record) bool {
 	return op == zkproto.OpCreateTTL
 }
 
+// ConfigNode is ZooKeeper's dynamic configuration node.
+const ConfigNode = "/zookeeper/config"
+
+var portRe = regexp.MustCompile(`:[0-9]+`)
+
+// GetConfig reads the config node (getData, or getACL when acl is set)
+// and records it with the members' ports as P, a non-zero mtime as T and
+// a getACL's non-zero dataLength as -1 (the getData shows the content):
+// an ensemble's config names its own ports and each node writes it when
+// it starts, before the scenario's window. A standalone server's config
+// node is empty and recorded as is.
+func (s *S) GetConfig(c *Client, acl bool) *Reply {
+	norm := func(r *Reply) {
+		switch v := r.Body.(type) {
+		case *zkproto.GetDataResponse:
+			v.Data = portRe.ReplaceAll(v.Data, []byte(":P"))
+			normConfigStat(&v.Stat)
+			v.Stat.DataLength = int32(len(v.Data))
+		case *zkproto.GetACLResponse:
+			normConfigStat(&v.Stat)
+			if v.Stat.DataLength != 0 {
+				v.Stat.DataLength = -1
+			}
+		}
+	}
+	if acl {
+		return s.do(c, zkproto.OpGetACL, &zkproto.GetACLRequest{Path: ConfigNode}, norm)
+	}
+	r := s.do(c, zkproto.OpGetData, &zkproto.GetDataRequest{Path: ConfigNode}, norm)
+	if r == nil {
+		return nil
+	}
+	if v, ok := r.Body.(*zkproto.GetDataResponse); ok && len(v.Data) > 0 {
+		// The reply line shows long data as a hash; a differing config is
+		// easier to read as text.
+		s.T.Logf("%s config %q", c.Name, v.Data)
+	}
+	return r
+}
+
+func normConfigStat(st *zkproto.Stat) {
+	if st.Mtime != 0 {
+		st.Mtime = time.Now().UnixMilli()
+	}
+}
+
 // Flush makes sure every event the server queued for c so far has arrived:
 // a ping's reply is queued after them.
 func (s *S) Flush(c *Client) {

@@ -375,7 +375,7 @@ func init() {
 			s.Get(c, s.P("d"), false)
 			s.GetACL(c, s.P("d"))
 		}},
-		&Scenario{Area: "acl", Name: "zookeeper config node is read-only", StandaloneOnly: gapConfigNode, Run: func(s *S) {
+		&Scenario{Area: "acl", Name: "zookeeper config node is read-only", Run: func(s *S) {
 			c := s.Client("c1")
 			s.Set(c, "/zookeeper/config", []byte("x"), -1)
 			s.Create(c, "/zookeeper/config/kid", nil, 0)

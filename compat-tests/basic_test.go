@@ -8,7 +8,7 @@ import (
 
 func init() {
 	register(
-		&Scenario{Area: "special", Name: "fresh root and zookeeper nodes", Fresh: true, StandaloneOnly: gapConfigNode, Run: func(s *S) {
+		&Scenario{Area: "special", Name: "fresh root and zookeeper nodes", Fresh: true, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Exists(c, "/zookeeper", false)
 			s.Get(c, "/zookeeper/quota", false)

@@ -287,7 +287,7 @@ func init() {
 			}
 			s.T.Logf("cons blank lines=%d", blanks)
 		}},
-		&Scenario{Area: "4lw", Name: "conf keys", StandaloneOnly: gapConf, Run: func(s *S) {
+		&Scenario{Area: "4lw", Name: "conf keys", Run: func(s *S) {
 			for _, k := range lineKeys(s.FLW("conf"), "=") {
 				s.T.Logf("conf | %s", k)
 			}
@@ -329,7 +329,7 @@ func init() {
 				s.T.Logf("wchp | %s", b)
 			}
 		}},
-		&Scenario{Area: "4lw", Name: "dump section headers", StandaloneOnly: gapFollowerDump, Run: func(s *S) {
+		&Scenario{Area: "4lw", Name: "dump section headers", Run: func(s *S) {
 			c := s.Client("c1")
 			s.Create(c, s.P("e"), nil, int32(zkproto.ModeEphemeral))
 			for _, l := range strings.Split(s.FLW("dump"), "\n") {

@@ -171,7 +171,7 @@ func init() {
 				s.Flush(c)
 			},
 			Check: contains("c1 > raw sasl", "c1 < xid=3 zxid=0 err=AUTHFAILED body=0 bytes", "c1 < ping: closed")},
-		&Scenario{Area: "protocol", Name: "reconfig is disabled and consumes a zxid", StandaloneOnly: gapConfigNode, Run: func(s *S) {
+		&Scenario{Area: "protocol", Name: "reconfig is disabled and consumes a zxid", Run: func(s *S) {
 			c := s.Client("c1")
 			s.Create(c, s.P("a"), nil, 0)
 			s.Do(c, zkproto.OpReconfig, &zkproto.ReconfigRequest{JoiningServers: "server.9=127.0.0.1:1:2;3", CurConfigID: -1})

@@ -33,21 +33,6 @@ type Scenario struct {
 	Check          func(lines []string) error
 }
 
-// Known zkbridge gaps in cluster mode: each scenario marked with one
-// differs from a 3-node ZooKeeper only there. Remove the mark with the fix.
-const (
-	gapConfigNode = "zkbridge gap: in a cluster /zookeeper/config ends in version=<n> where a fresh ZooKeeper " +
-		"ensemble says version=0 (the config's zxid, 0 until a reconfig), and getACL on it returns version 0, " +
-		"mtime 0, dataLength 0 where getData says -1, the mtime and the length; its server lines also carry " +
-		"\";host:clientPort\", which ZooKeeper prints only when zoo.cfg's server lines have it (the suite's ensemble's do not)"
-	gapConf = "zkbridge gap: in a cluster conf prints the standalone keys only; a ZooKeeper ensemble adds initLimit, " +
-		"syncLimit, electionAlg, electionPort, quorumPort, peerType, a \"membership: \" line, server.N lines and version"
-	gapFollowerDump = "zkbridge gap: dump on a follower prints the standalone (and leader) \"Session Sets (N)/(N):\" section; " +
-		"a ZooKeeper follower prints \"Global Sessions(N):\" then one \"0x<id>\\t<timeout>ms\" line per session"
-	gapZxidAhead = "zkbridge gap: in a cluster a connect whose lastZxidSeen is ahead of every node waits up to " +
-		"min(timeout/3, 10 s) before it is refused (the client gives up first); ZooKeeper refuses at once"
-)
-
 // ID is the scenario's unique name.
 func (sc *Scenario) ID() string { return sc.Area + "/" + sc.Name }
 

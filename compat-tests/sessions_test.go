@@ -220,7 +220,7 @@ func init() {
 			// server-wide transactions of the 6 s window.
 			s.Set(a, s.P("e"), []byte("alive"), -1)
 		}},
-		&Scenario{Area: "sessions", Name: "lastZxidSeen ahead of the server", StandaloneOnly: gapZxidAhead, Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "lastZxidSeen ahead of the server", Run: func(s *S) {
 			a := s.Client("a")
 			s.Create(a, s.P("x"), nil, 0)
 			s.Connect("new", DialOptions{LastZxidSeen: 1 << 40})

@@ -22,8 +22,9 @@ mapfile -t ports < <(zk_free_ports $((n * 3)))
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-zk.XXXXXX")
 servers=""
 for ((i = 1; i <= n; i++)); do
-  q=${ports[$(( (i-1)*3 + 1 ))]} e=${ports[$(( (i-1)*3 + 2 ))]}
-  servers+="server.$i=127.0.0.1:$q:$e"$'\n'
+  c=${ports[$(( (i-1)*3 ))]} q=${ports[$(( (i-1)*3 + 1 ))]} e=${ports[$(( (i-1)*3 + 2 ))]}
+  # With the client address, as a dynamic config names it (and zkbridge does).
+  servers+="server.$i=127.0.0.1:$q:$e:participant;127.0.0.1:$c"$'\n'
 done
 
 pids=() connect=()

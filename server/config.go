@@ -52,6 +52,10 @@ type Config struct {
 	// Join starts a replica added to a running cluster (raft add-voter)
 	// instead of bootstrapping one.
 	Join bool `yaml:"join"`
+	// InitLimit and SyncLimit are zoo.cfg's, kept only for conf (Raft has
+	// its own timeouts); 0 means 10 and 5.
+	InitLimit int `yaml:"init_limit"`
+	SyncLimit int `yaml:"sync_limit"`
 	// ReadOnlyMode lets a node without a leader serve clients that asked
 	// for canBeReadOnly, read-only (ZooKeeper's readonlymode.enabled).
 	ReadOnlyMode bool `yaml:"read_only_mode"`
@@ -142,6 +146,12 @@ func (c *Config) Normalize() {
 	}
 	if c.SnapshotEntries == 0 {
 		c.SnapshotEntries = DefaultSnapshotEntries
+	}
+	if c.InitLimit <= 0 {
+		c.InitLimit = 10
+	}
+	if c.SyncLimit <= 0 {
+		c.SyncLimit = 5
 	}
 	if c.TickTime <= 0 {
 		c.TickTime = 2000 * time.Millisecond
@@ -380,7 +390,11 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			c.ReconfigEnabled = v == "true"
 		case k == "readonlymode.enabled" || k == "zookeeper.readonlymode.enabled":
 			c.ReadOnlyMode = v == "true"
-		case k == "initLimit" || k == "syncLimit" || k == "standaloneEnabled" ||
+		case k == "initLimit":
+			c.InitLimit, err = integer(k, v)
+		case k == "syncLimit":
+			c.SyncLimit, err = integer(k, v)
+		case k == "standaloneEnabled" ||
 			k == "autopurge.snapRetainCount" || k == "autopurge.purgeInterval" || k == "preAllocSize" ||
 			k == "electionAlg" || k == "quorumListenOnAllIPs" || k == "clientPortListenBacklog":
 			// ZooKeeper tuning that has no meaning for a Raft node.

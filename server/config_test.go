@@ -35,7 +35,7 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 	}
 	cfg := "# a ZooKeeper config\n" +
 		"tickTime=1000\n" +
-		"initLimit=10\n" +
+		"initLimit=10\nautopurge.purgeInterval=1\n" +
 		"syncLimit=5\n" +
 		"dataDir=" + data + "\n" +
 		"dataLogDir=logs\n" +
@@ -77,6 +77,7 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 		{"reaper", c.ReaperInterval == time.Second},
 		{"myid", c.ReplicaID == 3},
 		{"peer from server.3", c.PeerAddr == "127.0.0.1:2888"},
+		{"initLimit (for conf)", c.InitLimit == 10},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -84,7 +85,7 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 		}
 	}
 	warned := strings.Join(c.Warnings, "\n")
-	if !strings.Contains(warned, "frobnicate") || !strings.Contains(warned, "initLimit") {
+	if !strings.Contains(warned, "frobnicate") || !strings.Contains(warned, "autopurge.purgeInterval") || strings.Contains(warned, "initLimit") {
 		t.Errorf("unknown and unused keys must warn, got:\n%s", warned)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -293,6 +295,23 @@ func (s *Server) confText() string {
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
 	b.WriteString("clientPortListenBacklog=-1\n")
 	fmt.Fprintf(&b, "serverId=%d\n", s.cfg.ReplicaID)
+	if s.voters() > 1 || s.cfg.Observer {
+		// A quorum peer's keys; Raft has one peer port for both of ZooKeeper's.
+		_, peerPort, _ := net.SplitHostPort(s.cfg.PeerAddr)
+		peerType := 0
+		if s.cfg.Observer || s.isObserver() {
+			peerType = 1
+		}
+		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\nelectionPort=%s\nquorumPort=%s\npeerType=%d\n",
+			s.cfg.InitLimit, s.cfg.SyncLimit, peerPort, peerPort, peerType)
+		b.WriteString("membership: \n")
+		s.cluster.mu.Lock()
+		text := s.cluster.configText
+		s.cluster.mu.Unlock()
+		if text != "" {
+			b.WriteString(text + "\n")
+		}
+	}
 	return b.String()
 }
 
@@ -420,19 +439,36 @@ func (s *Server) dumpText() string {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	fmt.Fprintf(&b, "Session Sets (%d)/(%d):\n", len(ids), len(ids))
-	for _, id := range ids {
-		fmt.Fprintf(&b, "0x%x expire at %s\n", uint64(id), deadlines[id].UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+	v, verr := s.store.View()
+	if verr == nil {
+		defer v.Close()
+	}
+	if s.mode() == "follower" || s.mode() == "observer" {
+		// A ZooKeeper learner lists the ensemble's sessions, not deadlines.
+		var global []*sm.SessionInfo
+		if verr == nil {
+			_ = v.Sessions(func(si *sm.SessionInfo) error { global = append(global, si); return nil })
+		}
+		fmt.Fprintf(&b, "Global Sessions(%d):\n", len(global))
+		ids = ids[:0]
+		for _, si := range global {
+			fmt.Fprintf(&b, "0x%x\t%dms\n", uint64(si.ID), si.Timeout)
+			ids = append(ids, si.ID)
+		}
+	} else {
+		fmt.Fprintf(&b, "Session Sets (%d)/(%d):\n", len(ids), len(ids))
+		for _, id := range ids {
+			fmt.Fprintf(&b, "0x%x expire at %s\n", uint64(id), deadlines[id].UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+		}
 	}
 	b.WriteString("ephemeral nodes dump:\n")
 	eph := map[int64][]string{}
-	if v, err := s.store.View(); err == nil {
+	if verr == nil {
 		for _, id := range ids {
 			if ps, err := v.Ephemerals(id); err == nil && len(ps) > 0 {
 				eph[id] = ps
 			}
 		}
-		v.Close()
 	}
 	fmt.Fprintf(&b, "Sessions with Ephemerals (%d):\n", len(eph))
 	for _, id := range ids {

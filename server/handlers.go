@@ -442,6 +442,7 @@ func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.
 		if !admin {
 			acl = maskDigests(acl)
 		}
+		c.srv.overlayConfig(r.Path, n)
 		return zkproto.ErrOK, &zkproto.GetACLResponse{ACL: acl, Stat: n.Stat}
 	case zkproto.OpGetAllChildrenNumber:
 		r := req.(*zkproto.GetAllChildrenNumberRequest)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lni/dragonboat/v4"
+	"github.com/zkbridge/zkbridge/sm"
 	"net/http"
 	"sort"
 	"strconv"
@@ -90,13 +91,19 @@ func (s *Server) AddVoter(ctx context.Context, id uint64, addr string) error {
 	if err := s.node.nh.SyncRequestAddReplica(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("add voter %d at %s: %w", id, addr, err)
 	}
-	return s.settle()
+	return s.settleConfig()
 }
 
 // AddObserver adds replica id at Raft address addr as a non-voting member:
 // it receives the log and serves reads, forwards writes, and never counts
 // toward a quorum. Start that node with --observer --join.
 func (s *Server) AddObserver(ctx context.Context, id uint64, addr string) error {
+	return s.addObserver(ctx, id, addr, s.settleConfig)
+}
+
+// addObserver adds the observer, then commits settle's entry (a
+// configuration change, or a plain no-op for a statically configured one).
+func (s *Server) addObserver(ctx context.Context, id uint64, addr string, settle func() error) error {
 	m, err := s.membership(ctx)
 	if err != nil {
 		return err
@@ -110,7 +117,7 @@ func (s *Server) AddObserver(ctx context.Context, id uint64, addr string) error 
 	if err := s.node.nh.SyncRequestAddNonVoting(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("add observer %d at %s: %w", id, addr, err)
 	}
-	return s.settle()
+	return settle()
 }
 
 // ErrBelowQuorum refuses a removal that would leave fewer voters than a
@@ -132,7 +139,7 @@ func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 		if err := s.node.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
 			return fmt.Errorf("remove observer %d: %w", id, err)
 		}
-		return s.settle()
+		return s.settleConfig()
 	}
 	if left := len(m.Nodes) - 1; !force && (left < 1 || left < len(m.Nodes)/2+1) {
 		return fmt.Errorf("remove voter %d of %d: %w", id, len(m.Nodes), ErrBelowQuorum)
@@ -140,32 +147,37 @@ func (s *Server) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 	if err := s.node.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("remove voter %d: %w", id, err)
 	}
-	return s.settle()
+	return s.settleConfig()
 }
 
-// membership reads the shard's membership with a quorum round, retrying
-// while the shard is briefly not ready (a leader change in progress). Each
-// attempt is bounded, doubling from readRetryAfter: a read index message
-// lost in transit is never re-sent, and would hold one attempt for all of ctx.
+// membership reads the shard's membership with a quorum round, asked again
+// while the shard is briefly not ready (a leader change in progress) or an
+// attempt goes unanswered (a lost read index message, see retryRead).
 func (s *Server) membership(ctx context.Context) (*dragonboat.Membership, error) {
-	for {
-		m, err := s.node.nh.SyncGetShardMembership(ctx, dataShard)
-		if err == nil || !dragonboat.IsTempError(err) || ctx.Err() != nil {
-			if err != nil {
-				return nil, fmt.Errorf("read membership: %w", err)
-			}
-			return m, nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	read := func(ctx context.Context) (*dragonboat.Membership, error) {
+		return s.node.nh.SyncGetShardMembership(ctx, dataShard)
 	}
+	m, err := retryRead(ctx, read, func(err error) bool { return !dragonboat.IsTempError(err) })
+	if err != nil {
+		return nil, fmt.Errorf("read membership: %w", err)
+	}
+	return m, nil
 }
 
-// settle commits a no-op after a membership change, so every replica's
-// ReadIndex can complete again (see Start).
-func (s *Server) settle() error {
+// settle commits a no-op after a leadership or membership change, so every
+// replica's ReadIndex can complete again (see Start).
+func (s *Server) settle() error { return s.settleWith(noopCommand()) }
+
+// settleConfig is settle after a membership change made by an operator or
+// reconfig: its entry is a ConfigChanged, whose zxid versions the config.
+func (s *Server) settleConfig() error {
+	return s.settleWith(&sm.Command{Op: &sm.ConfigChanged{}})
+}
+
+func (s *Server) settleWith(cmd *sm.Command) error {
 	var err error
-	for attempt := 0; attempt < 50; attempt++ { // a no-op is safe to retry
-		if _, err = s.node.proposeSync(noopCommand()); err == nil {
+	for attempt := 0; attempt < 50; attempt++ { // safe to retry: at worst one more version
+		if _, err = s.node.proposeSync(cmd); err == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -363,31 +363,104 @@ func (r *raftNode) proposeSync(cmd *sm.Command) (*sm.Result, error) {
 	return a.res, a.err
 }
 
+// Dragonboat sends a read index request, and the leader its answer, once.
+// The transport drops a message to a peer whose connection is down or whose
+// circuit breaker is open (for up to ~1.5 s after a failed dial: a replica
+// just added, dialed before it listened; a link that dropped), and a leader
+// drops requests it cannot serve yet; the follower is not told and the read
+// waits for its whole timeout. A read changes nothing, so one unanswered is
+// asked again after readRetryAfter (doubling to a second), earlier attempts
+// still in flight: the first answer wins.
+const (
+	readRetryAfter  = 200 * time.Millisecond
+	maxReadAttempts = 16
+)
+
+// retryRead runs attempt until one succeeds, one fails with an error final
+// says retrying cannot help, or ctx ends (then the last error is returned).
+func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, error), final func(error) bool) (T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the attempts still running give up
+	type outcome struct {
+		v   T
+		err error
+	}
+	results := make(chan outcome, maxReadAttempts)
+	var zero T
+	var last error
+	next := time.NewTimer(0)
+	defer next.Stop()
+	wait, started, running := readRetryAfter, 0, 0
+	for {
+		select {
+		case <-next.C:
+			if started == maxReadAttempts {
+				continue
+			}
+			started++
+			running++
+			go func() { v, err := attempt(ctx); results <- outcome{v, err} }()
+			next.Reset(wait)
+			wait = min(2*wait, time.Second)
+		case o := <-results:
+			running--
+			if o.err == nil || final(o.err) {
+				return o.v, o.err
+			}
+			last = o.err
+			if running == 0 && started == maxReadAttempts {
+				return zero, last
+			}
+		case <-ctx.Done():
+			if last == nil {
+				last = ctx.Err()
+			}
+			return zero, last
+		}
+	}
+}
+
 // readIndex confirms with the leader that the local replica has applied
 // everything committed so far, then calls done.
 func (r *raftNode) readIndex(done func(error)) {
-	changed := r.leaders.changed()
-	rs, err := r.nh.ReadIndex(dataShard, proposalTimeout)
-	if err != nil {
-		go done(fmt.Errorf("read index: %w", err))
-		return
-	}
 	go func() {
-		res, ok := r.leaders.await(changed, rs)
-		if !ok {
-			done(errors.New("read index not confirmed: the leader changed"))
-			return
-		}
-		rs.Release()
-		if !res.Completed() {
-			done(fmt.Errorf("read index %s", requestOutcome(res)))
-			return
-		}
-		done(nil)
+		ctx, cancel := context.WithTimeout(context.Background(), proposalTimeout)
+		defer cancel()
+		_, err := retryRead(ctx, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
+		done(err)
 	}()
 }
 
-const readRetryAfter = 200 * time.Millisecond
+// errReadRetry marks a read index outcome worth asking again.
+var errReadRetry = errors.New("asked again")
+
+// readIndexOnce is one read index attempt, bounded by ctx.
+func (r *raftNode) readIndexOnce(ctx context.Context) (struct{}, error) {
+	deadline, _ := ctx.Deadline()
+	rs, err := r.nh.ReadIndex(dataShard, time.Until(deadline))
+	switch {
+	case errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotReady) ||
+		errors.Is(err, dragonboat.ErrTimeoutTooSmall):
+		return struct{}{}, fmt.Errorf("read index: %w (%w)", err, errReadRetry)
+	case err != nil:
+		return struct{}{}, fmt.Errorf("read index: %w", err)
+	}
+	select {
+	case res := <-rs.ResultC():
+		rs.Release()
+		switch {
+		case res.Completed():
+			return struct{}{}, nil
+		case res.Terminated() || res.Rejected():
+			return struct{}{}, fmt.Errorf("read index %s", requestOutcome(res))
+		}
+		return struct{}{}, fmt.Errorf("read index %s (%w)", requestOutcome(res), errReadRetry)
+	case <-ctx.Done():
+		// Another attempt answered, or time is up; dragonboat's own timeout
+		// ends this request (its state is not released: a result may come).
+		return struct{}{}, fmt.Errorf("read index timed out (%w)", errReadRetry)
+	}
+}
 
 func requestOutcome(res dragonboat.RequestResult) string {
 	switch {

@@ -182,7 +182,13 @@ func (s *Server) updateMembership(m *dragonboat.Membership) {
 	if err != nil {
 		return
 	}
-	text := renderConfig(m.Nodes, m.NonVotings, m.ConfigChangeID, dir)
+	v, err := s.store.View()
+	if err != nil {
+		return
+	}
+	version, _ := v.ConfigZxid()
+	v.Close()
+	text := renderConfig(m.Nodes, m.NonVotings, uint64(version), dir)
 	s.cluster.mu.Lock()
 	changed := s.cluster.configText != text
 	s.cluster.voters, s.cluster.observers, s.cluster.configID = copyAddrs(m.Nodes), copyAddrs(m.NonVotings), m.ConfigChangeID
@@ -205,7 +211,7 @@ func copyAddrs(m map[uint64]string) map[uint64]string {
 
 // renderConfig writes the membership in ZooKeeper's dynamic-config format:
 // server.N=host:peerPort:electionPort:role;clientAddr lines in id order, then
-// version=<hex>. Raft has one peer port, so it stands for both ports. A
+// version=<hex zxid of the last change, 0 for the first membership>. Raft has one peer port, so it stands for both ports. A
 // single voter renders as nothing, as a standalone ZooKeeper's empty node.
 func renderConfig(voters, observers map[uint64]string, version uint64, dir map[uint64]sm.ReplicaInfo) string {
 	if len(voters)+len(observers) <= 1 {
@@ -261,7 +267,7 @@ func (s *Server) addStaticObservers(ctx context.Context, m *dragonboat.Membershi
 		if voter || observer || removed {
 			continue
 		}
-		if err := s.AddObserver(ctx, id, s.cfg.Observers[id]); err != nil {
+		if err := s.addObserver(ctx, id, s.cfg.Observers[id], s.settle); err != nil {
 			s.log.Warn().Err(err).Uint64("replica_id", id).Msg("adding a configured observer failed; will retry")
 			return
 		}

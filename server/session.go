@@ -29,12 +29,17 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	if req.LastZxidSeen > c.srv.lastZxid() && c.srv.voters() > 1 {
-		// Behind the client: wait a little for this replica to catch up
-		// (up to a third of the requested timeout) before refusing.
+		// Behind the client: catch up to the commit index known now (a
+		// read index, as sync), bounded by a third of the requested
+		// timeout, then refuse at once if still behind — a zxid the
+		// cluster never committed must not hold the client past its own
+		// connect timeout.
 		wait := min(time.Duration(req.TimeOut)*time.Millisecond/3, 10*time.Second)
-		deadline := time.Now().Add(wait)
-		for req.LastZxidSeen > c.srv.lastZxid() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		caughtUp := make(chan struct{})
+		c.srv.node.readIndex(func(error) { close(caughtUp) })
+		select {
+		case <-caughtUp:
+		case <-time.After(wait):
 		}
 	}
 	if last := c.srv.lastZxid(); req.LastZxidSeen > last {
@@ -80,6 +85,9 @@ func (c *conn) createSession(req *zkproto.ConnectRequest, timeout int32) bool {
 		return false
 	}
 	c.bindSession(res.Session, timeout)
+	c.stats.mu.Lock()
+	c.stats.lastCxid, c.stats.lastOp = 0, "SESS" // cons shows the createSession (cxid 0), as ZooKeeper
+	c.stats.mu.Unlock()
 	c.log.Info().Str("session", sessionHex(res.Session)).Int32("timeout_ms", timeout).Msg("session created")
 	c.sendConnectResponse(req, timeout, res.Session, passwd)
 	return true

@@ -59,6 +59,7 @@ const (
 	kindRejected        opKind = 13
 	kindTouchSessions   opKind = 14
 	kindRegisterReplica opKind = 15
+	kindConfigChanged   opKind = 16
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -182,6 +183,7 @@ func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
 func (*Rejected) kind() opKind        { return kindRejected }
 func (*TouchSessions) kind() opKind   { return kindTouchSessions }
 func (*RegisterReplica) kind() opKind { return kindRegisterReplica }
+func (*ConfigChanged) kind() opKind   { return kindConfigChanged }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -278,6 +280,7 @@ func encodeOp(e *enc, op Op, top bool) {
 		}
 	case *RegisterReplica:
 		encodeReplica(e, &o.Replica)
+	case *ConfigChanged:
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -396,6 +399,8 @@ func decodeOp(d *dec, top bool) Op {
 		return o
 	case kindRegisterReplica:
 		return &RegisterReplica{Replica: decodeReplica(d)}
+	case kindConfigChanged:
+		return &ConfigChanged{}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

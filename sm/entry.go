@@ -35,6 +35,8 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		err = a.touchSessions(o, res)
 	case *RegisterReplica:
 		a.registerReplica(o, res)
+	case *ConfigChanged:
+		a.t.set(keyConfigZxid, encodeInt(a.zxid))
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -24,6 +24,19 @@ type RegisterReplica struct {
 	Replica ReplicaInfo
 }
 
+// ConfigChanged follows a membership change made by reconfig or the raft
+// commands: like ZooKeeper's reconfig transaction it consumes a zxid, which
+// becomes the configuration's version (/zookeeper/config's version=).
+type ConfigChanged struct{}
+
+var keyConfigZxid = []byte("mconfigzxid")
+
+// ConfigZxid returns the zxid of the last ConfigChanged, 0 if none.
+func (v *View) ConfigZxid() (int64, error) {
+	b, err := readRaw(v.snap, keyConfigZxid)
+	return decodeInt(b), err
+}
+
 func replicaKey(id uint64) []byte {
 	k := make([]byte, 9)
 	k[0] = spaceReplica

@@ -30,3 +30,27 @@ func TestRegisterReplicaDirectoryConsumesNoZxid(t *testing.T) {
 		t.Fatalf("directory %+v, %v; want the last entry per replica, in ID order", got, err)
 	}
 }
+
+func TestConfigChangedIsTheConfigVersion(t *testing.T) {
+	h := newHarness(t, Config{})
+	s := h.newSession()
+	before := h.create(s, "/a", nil, 0).Zxid
+	v := h.view()
+	if z, err := v.ConfigZxid(); err != nil || z != 0 {
+		t.Fatalf("initial config zxid %d, %v; want 0", z, err)
+	}
+	v.Close()
+	cmd, err := DecodeCommand((&Command{Op: &ConfigChanged{}}).Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := h.update(cmd)[0]
+	if res.Zxid != before+1 {
+		t.Fatalf("ConfigChanged zxid %d, want %d: it is a transaction", res.Zxid, before+1)
+	}
+	v = h.view()
+	defer v.Close()
+	if z, err := v.ConfigZxid(); err != nil || z != res.Zxid {
+		t.Fatalf("config zxid %d, %v; want %d", z, err, res.Zxid)
+	}
+}

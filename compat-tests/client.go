@@ -40,6 +40,7 @@ type DialOptions struct {
 	Passwd       []byte
 	LastZxidSeen int64
 	NoReadOnly   bool // send the 44-byte form without the readOnly byte
+	CanReadOnly  bool // ask for canBeReadOnly (a read-only server may admit the client)
 }
 
 // dialRaw opens a TCP connection without a handshake.
@@ -63,7 +64,7 @@ func Connect(addr, name string, rec *Transcript, o DialOptions) (*Client, *zkpro
 		passwd = make([]byte, zkproto.PasswordLength)
 	}
 	req := zkproto.ConnectRequest{LastZxidSeen: o.LastZxidSeen, TimeOut: o.Timeout, SessionID: o.SessionID,
-		Passwd: passwd, HasReadOnly: !o.NoReadOnly}
+		Passwd: passwd, HasReadOnly: !o.NoReadOnly, ReadOnly: o.CanReadOnly}
 	if err := c.writeRecord(&req); err != nil {
 		nc.Close()
 		return nil, nil, err

@@ -123,7 +123,7 @@ type ZkbridgeCluster struct {
 
 // StartZkbridgeCluster starts n nodes with data under dir. They start
 // together: each one's Start waits for a quorum.
-func StartZkbridgeCluster(dir string, n int) (*ZkbridgeCluster, error) {
+func StartZkbridgeCluster(dir string, n int, mutate ...func(*server.Config)) (*ZkbridgeCluster, error) {
 	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
@@ -136,6 +136,9 @@ func StartZkbridgeCluster(dir string, n int) (*ZkbridgeCluster, error) {
 	for i := 1; i <= n; i++ {
 		cfg := suiteConfig(filepath.Join(dir, fmt.Sprintf("node%d", i)), peers[uint64(i)])
 		cfg.ReplicaID, cfg.Peers = uint64(i), peers
+		for _, m := range mutate {
+			m(&cfg)
+		}
 		srv, err := server.New(cfg, suiteLogger(i))
 		if err != nil {
 			return nil, fmt.Errorf("node %d: %w", i, err)
@@ -202,6 +205,18 @@ func StartZooKeeperEnsemble(n int) (*Ensemble, error) {
 	}
 	return &Ensemble{Addrs: strings.Split(f[0], ","), pids: f[1], dir: f[2]}, nil
 }
+
+// Kill kill -9s node i (0-based, myid order).
+func (e *Ensemble) Kill(i int) error {
+	pids := strings.Split(e.pids, ",")
+	if i < 0 || i >= len(pids) {
+		return fmt.Errorf("no ensemble node %d", i)
+	}
+	return exec.Command("kill", "-9", pids[i]).Run()
+}
+
+// StopNode stops node i (0-based) of the cluster.
+func (c *ZkbridgeCluster) StopNode(i int) { c.nodes[i].Stop() }
 
 // Stop stops every node and removes the ensemble's directory.
 func (e *Ensemble) Stop() {

@@ -72,7 +72,7 @@ func (s *Server) fourLetterWord(c *conn, cmd string) {
 		}
 		out = "Connection stats reset.\n"
 	default:
-		if !s.serving() {
+		if !s.serving() && !s.readOnly() { // a read-only node serves, as ZooKeeper's
 			out = notServing
 			break
 		}

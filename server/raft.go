@@ -77,15 +77,29 @@ func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
 	w.mu.Unlock()
 }
 
-// changed returns a channel closed at the next leader change.
+// wake closes the current channel without a leader change: the local
+// state was replaced by a snapshot from the leader. That completes no
+// pending proposal, though its entry may be inside the snapshot (a joiner's
+// first entry, proposed as soon as it heard of the leader): without this it
+// waits the whole proposalTimeout.
+func (w *leaderWatch) wake() {
+	w.mu.Lock()
+	close(w.ch)
+	w.ch = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// changed returns a channel closed at the next leader change or snapshot
+// recovery.
 func (w *leaderWatch) changed() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ch
 }
 
-// await waits for a request's result. Once the leader changes it waits
-// leaderChangeGrace more, then reports ok=false: the outcome is unknown.
+// await waits for a request's result. Once the leader changes (or a
+// snapshot is recovered) it waits leaderChangeGrace more, then reports
+// ok=false: the outcome is unknown.
 func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState) (dragonboat.RequestResult, bool) {
 	select {
 	case res := <-rs.ResultC():
@@ -125,7 +139,10 @@ func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 // snapshotEvents logs dragonboat's snapshot and compaction events: how a
 // replica caught up (by snapshot or from the log) and how far the log was
 // compacted is otherwise invisible. Callbacks run on dragonboat goroutines.
-type snapshotEvents struct{ log zerolog.Logger }
+type snapshotEvents struct {
+	log     zerolog.Logger
+	leaders *leaderWatch
+}
 
 func (e snapshotEvents) snapshot(msg string, info raftio.SnapshotInfo) {
 	e.log.Info().Uint64("replica_id", info.ReplicaID).Uint64("from", info.From).Uint64("index", info.Index).Msg(msg)
@@ -141,6 +158,7 @@ func (e snapshotEvents) SnapshotReceived(i raftio.SnapshotInfo)      { e.snapsho
 func (e snapshotEvents) SnapshotRecovered(i raftio.SnapshotInfo) {
 	if i.Index > 0 {
 		e.snapshot("snapshot recovered", i)
+		e.leaders.wake()
 	}
 }
 
@@ -239,9 +257,9 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 		RaftAddress:         cfg.PeerAddr,
 		ListenAddress:       cfg.PeerListenAddr,
 		RaftEventListener:   leaders,
-		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger()},
+		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger(), leaders: leaders},
 		Expert: config.ExpertConfig{
-			LogDB:        config.GetSmallMemLogDBConfig(),
+			LogDB:        logDBConfig(),
 			LogDBFactory: timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
 		},
 	}
@@ -291,6 +309,17 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	return r, local, nil
 }
 
+// logDBConfig is dragonboat's small-memory LogDB configuration with 1 MiB
+// write buffers: the tan log store allocates one per shard slot (16) up
+// front and only serializes an update into it (growing it when an update is
+// larger), so 16 MiB each was 256 MiB of heap that also inflated the GC's
+// target.
+func logDBConfig() config.LogDBConfig {
+	c := config.GetSmallMemLogDBConfig()
+	c.KVWriteBufferSize = 1 << 20
+	return c
+}
+
 // waitLeader blocks until the shard has a leader or ctx ends.
 func (r *raftNode) waitLeader(ctx context.Context) error {
 	for {
@@ -338,7 +367,7 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 	go func() {
 		res, ok := r.leaders.await(changed, rs)
 		if !ok {
-			done(nil, errors.New("proposal outcome unknown: the leader changed"))
+			done(nil, errors.New("proposal outcome unknown: the leader changed or a snapshot replaced the local state"))
 			return
 		}
 		rs.Release()
@@ -369,11 +398,13 @@ func (r *raftNode) proposeSync(cmd *sm.Command) (*sm.Result, error) {
 // just added, dialed before it listened; a link that dropped), and a leader
 // drops requests it cannot serve yet; the follower is not told and the read
 // waits for its whole timeout. A read changes nothing, so one unanswered is
-// asked again after readRetryAfter (doubling to a second), earlier attempts
-// still in flight: the first answer wins.
+// asked again after readRetryAfter (doubling to maxReadRetryAfter), earlier
+// attempts still in flight: the first answer wins. (Dragonboat batches the
+// read indexes of a step into one, so a retry costs little.)
 const (
-	readRetryAfter  = 200 * time.Millisecond
-	maxReadAttempts = 16
+	readRetryAfter    = 200 * time.Millisecond
+	maxReadRetryAfter = 500 * time.Millisecond
+	maxReadAttempts   = 20
 )
 
 // retryRead runs attempt until one succeeds, one fails with an error final
@@ -401,7 +432,7 @@ func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, err
 			running++
 			go func() { v, err := attempt(ctx); results <- outcome{v, err} }()
 			next.Reset(wait)
-			wait = min(2*wait, time.Second)
+			wait = min(2*wait, maxReadRetryAfter)
 		case o := <-results:
 			running--
 			if o.err == nil || final(o.err) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,8 @@ type ClusterOptions struct {
 	// Proxied routes every peer connection through a PeerProxy, so a node
 	// can be cut off from the others (Isolate).
 	Proxied bool
+	// SnapshotEntries is every node's --snapshot-entries (0: the default).
+	SnapshotEntries uint64
 }
 
 // ProcNode is one zkbridge process.
@@ -72,6 +75,7 @@ type ProcNode struct {
 	listen string // Raft listen address when not Peer (behind the proxy)
 	Admin  string // admin HTTP address
 	peers  string // its --peers flag
+	join   bool   // started with --join (added by raft add-voter)
 	dir    string
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -174,6 +178,12 @@ func (c *ProcCluster) Start(i int) {
 	if nd.listen != "" {
 		args = append(args, "--peer-listen-addr", nd.listen)
 	}
+	if c.opts.SnapshotEntries > 0 {
+		args = append(args, "--snapshot-entries", fmt.Sprint(c.opts.SnapshotEntries))
+	}
+	if nd.join {
+		args = append(args, "--join")
+	}
 	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// A test binary that dies (timeout, panic) takes its nodes with it.
@@ -195,6 +205,24 @@ func (c *ProcCluster) Kill(i int) {
 	_ = nd.cmd.Process.Signal(syscall.SIGKILL)
 	<-nd.exited
 	nd.cmd = nil
+}
+
+// Wipe kills node i, deletes its data directory and gives it replica id
+// newID: started again (after raft add-voter), it joins as a new replica at
+// the same addresses. Dragonboat never takes a removed replica id back.
+func (c *ProcCluster) Wipe(i, newID int) {
+	c.t.Helper()
+	c.Kill(i)
+	nd := c.Nodes[i]
+	if err := os.RemoveAll(nd.dir); err != nil {
+		c.t.Fatal(err)
+	}
+	nd.ID, nd.join = newID, true
+	var peers []string
+	for _, other := range c.Nodes {
+		peers = append(peers, fmt.Sprintf("%d=%s", other.ID, other.Peer))
+	}
+	nd.peers = strings.Join(peers, ",")
 }
 
 // Alive reports whether node i's process runs.
@@ -253,8 +281,13 @@ var adminClient = &http.Client{Timeout: 3 * time.Second}
 // Status returns node i's /raft/status. It fails on a node cut off from
 // the majority: the status reads the membership through Raft.
 func (c *ProcCluster) Status(i int) (NodeStatus, error) {
+	return c.StatusWithin(i, adminClient.Timeout)
+}
+
+// StatusWithin is Status with a timeout of d.
+func (c *ProcCluster) StatusWithin(i int, d time.Duration) (NodeStatus, error) {
 	var st NodeStatus
-	resp, err := adminClient.Get("http://" + c.Nodes[i].Admin + "/raft/status")
+	resp, err := (&http.Client{Timeout: d}).Get("http://" + c.Nodes[i].Admin + "/raft/status")
 	if err != nil {
 		return st, err
 	}
@@ -270,6 +303,61 @@ func (c *ProcCluster) Status(i int) (NodeStatus, error) {
 		return st, errors.New(st.Error)
 	}
 	return st, nil
+}
+
+// AdminPost posts form values to node i's admin path (/raft/add-voter, ...).
+func (c *ProcCluster) AdminPost(i int, path string, form url.Values) error {
+	client := &http.Client{Timeout: 20 * time.Second} // membership changes take a round or two
+	resp, err := client.PostForm("http://"+c.Nodes[i].Admin+path, form)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s on node %d: %s: %s", path, c.Nodes[i].ID, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// ContentHash returns node i's /raft/hash: its applied index and a hash of
+// its whole state machine at that index.
+func (c *ProcCluster) ContentHash(i int) (uint64, string, error) {
+	var out struct {
+		Index uint64 `json:"applied_index"`
+		Hash  string `json:"content_hash"`
+		Error string `json:"error"`
+	}
+	resp, err := adminClient.Get("http://" + c.Nodes[i].Admin + "/raft/hash")
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, "", fmt.Errorf("node %d /raft/hash: %w", c.Nodes[i].ID, err)
+	}
+	if out.Error != "" {
+		return 0, "", errors.New(out.Error)
+	}
+	return out.Index, out.Hash, nil
+}
+
+// LogEvents returns the fields of every JSON line node i logged with
+// message msg (in its current log file, named after its replica id).
+func (c *ProcCluster) LogEvents(i int, msg string) []map[string]any {
+	nd := c.Nodes[i]
+	b, err := os.ReadFile(filepath.Join(nd.dir, "..", fmt.Sprintf("node%d.log", nd.ID)))
+	if err != nil {
+		return nil
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && ev["message"] == msg {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // LastZxid is the last zxid node i applied, from the admin srvr command
@@ -322,6 +410,20 @@ func (c *ProcCluster) WaitLeader(d time.Duration) int {
 	}
 	c.t.Fatalf("no leader within %v", d)
 	return -1
+}
+
+// WaitReady waits until node i's /readyz answers (it knows a leader).
+func (c *ProcCluster) WaitReady(i int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := adminClient.Get("http://" + c.Nodes[i].Admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // WaitCaughtUp waits until every live node has applied the same last zxid,

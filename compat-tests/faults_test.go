@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os/exec"
 	"sort"
 	"strings"
@@ -417,6 +418,161 @@ func TestFaultFollowerRestartCatchesUp(t *testing.T) {
 	caughtUp := time.Since(start)
 	n := compareDumps(t, c, "/r1") + compareDumps(t, c, "/r2")
 	t.Logf("follower %d restarted and caught up to zxid %#x in %v; %d nodes identical on all three", follower+1, zxid, caughtUp, n)
+}
+
+// maxLogIndex is the largest "index" of node i's log events named msg
+// (0 if none yet).
+func maxLogIndex(c *ProcCluster, i int, msg string) uint64 {
+	var top uint64
+	for _, ev := range c.LogEvents(i, msg) {
+		if f, ok := ev["index"].(float64); ok && uint64(f) > top {
+			top = uint64(f)
+		}
+	}
+	return top
+}
+
+// waitLogIndex waits until node i logged msg with an index above after,
+// and returns the largest such index.
+func waitLogIndex(t testing.TB, c *ProcCluster, i int, msg string, after uint64, d time.Duration) uint64 {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if top := maxLogIndex(c, i, msg); top > after {
+			return top
+		}
+	}
+	t.Fatalf("node %d logged no %q past index %d within %v", c.Nodes[i].ID, msg, after, d)
+	return 0
+}
+
+// waitEqualHashes waits until every live node reports the same applied
+// index, then requires their content hashes to be equal at it.
+func waitEqualHashes(t testing.TB, c *ProcCluster, d time.Duration) (uint64, string) {
+	t.Helper()
+	var last []string
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		last = last[:0]
+		indexes, hashes := map[uint64]bool{}, map[string]bool{}
+		for i, nd := range c.Nodes {
+			index, hash, err := c.ContentHash(i)
+			if err != nil {
+				t.Fatalf("node %d content hash: %v", nd.ID, err)
+			}
+			last = append(last, fmt.Sprintf("node %d: index %d hash %.12s", nd.ID, index, hash))
+			indexes[index], hashes[hash] = true, true
+		}
+		if len(indexes) > 1 {
+			continue // one node is still applying: compare at one index only
+		}
+		if len(hashes) > 1 {
+			t.Fatalf("replicas at one applied index differ: %s", strings.Join(last, "; "))
+		}
+		for h := range hashes {
+			for index := range indexes {
+				return index, h
+			}
+		}
+	}
+	t.Fatalf("replicas did not reach one applied index within %v: %s", d, strings.Join(last, "; "))
+	return 0, ""
+}
+
+// checkJoinerReads runs sync through the joined replica's client port and
+// raft status (a membership read) on its admin port a few times; each must
+// answer well within the 10 s (sync) or 15 s (status) a lost read index
+// message would hold it.
+func checkJoinerReads(t testing.TB, c *ProcCluster, i int, conn *zk.Conn, round string) time.Duration {
+	t.Helper()
+	const bound = 5 * time.Second
+	var slowest time.Duration
+	for n := range 5 {
+		began := time.Now()
+		_, err := conn.Sync("/")
+		took := time.Since(began)
+		if err != nil || took > bound {
+			t.Errorf("%s: sync %d on the joined replica: %v after %v", round, n+1, err, took)
+		}
+		slowest = max(slowest, took)
+		began = time.Now()
+		st, err := c.StatusWithin(i, 2*bound)
+		took = time.Since(began)
+		if err != nil || took > bound || st.LeaderID == 0 {
+			t.Errorf("%s: raft status %d on the joined replica: %+v %v after %v", round, n+1, st, err, took)
+		}
+		slowest = max(slowest, took)
+	}
+	return slowest
+}
+
+// TestFaultWipedReplicaRejoinsBySnapshot writes enough that the leader
+// compacts its log, wipes a follower's disk, removes it from the membership
+// and adds it back under a new replica id at the same address. Its log
+// cannot be replayed from index 1 any more, so it catches up by snapshot;
+// then all three hold identical state. Its own linearizable reads (sync,
+// raft status) answer promptly, also while dragonboat's transport still
+// drops messages to it after a failed dial (its links cut for a moment).
+func TestFaultWipedReplicaRejoinsBySnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	const snapEvery = 50 // the log keeps 5× this behind each snapshot
+	c := StartProcCluster(t, 3, ClusterOptions{SnapshotEntries: snapEvery, Proxied: true})
+	lead := c.WaitLeader(30 * time.Second)
+	victim, other := (lead+1)%3, (lead+2)%3
+	conn := gzConnect(t, []string{c.Nodes[lead].Client, c.Nodes[other].Client}, 10*time.Second, nil)
+
+	writeMany(t, conn, "/s1", 800)
+	// Compacted: the leader's log starts past index 1.
+	compacted := waitLogIndex(t, c, lead, "raft log compacted", 0, 30*time.Second)
+
+	oldID := c.Nodes[victim].ID // the proxy knows the node by this id
+	c.Wipe(victim, 4)
+	if err := c.AdminPost(lead, "/raft/remove-voter", url.Values{"id": {fmt.Sprint(oldID)}}); err != nil {
+		t.Fatal(err)
+	}
+	writeMany(t, conn, "/s2", 300)
+	// Compaction keeps going: the log stays bounded while writes continue.
+	compacted = waitLogIndex(t, c, lead, "raft log compacted", compacted, 30*time.Second)
+
+	// Added first: the leader dials it before it listens.
+	if err := c.AdminPost(lead, "/raft/add-voter", url.Values{"id": {"4"}, "addr": {c.Nodes[victim].Peer}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c.Start(victim)
+	joined := gzConnect(t, []string{c.Nodes[victim].Client}, 30*time.Second, nil)
+	serving := time.Since(start)
+	slowest := checkJoinerReads(t, c, victim, joined, "just joined")
+
+	// A failed dial trips the sender's circuit breaker, which then drops
+	// messages for up to ~1.5 s, and a read index is never re-sent.
+	c.Proxy.Isolate(oldID)
+	time.Sleep(300 * time.Millisecond)
+	c.Proxy.Heal()
+	if !c.WaitReady(victim, 10*time.Second) {
+		t.Fatal("the joined replica has no leader 10 s after its links came back")
+	}
+	slowest = max(slowest, checkJoinerReads(t, c, victim, joined, "links back"))
+
+	zxid := c.WaitCaughtUp(60 * time.Second)
+	caughtUp := time.Since(start)
+	// By snapshot: the joiner, empty when it started, received one and
+	// recovered its state from it, at an index past what the leader's log
+	// still holds from.
+	if len(c.LogEvents(victim, "snapshot received")) == 0 {
+		t.Error("the joiner logged no snapshot received")
+	}
+	got := waitLogIndex(t, c, victim, "snapshot recovered", 0, 10*time.Second)
+	if got <= compacted {
+		t.Errorf("the joiner's snapshot is at index %d, not past the leader's compaction to %d", got, compacted)
+	}
+	joined.Close()
+	conn.Close()
+	n := compareDumps(t, c, "/s1") + compareDumps(t, c, "/s2")
+	index, hash := waitEqualHashes(t, c, 30*time.Second)
+	t.Logf("leader's log compacted to %d; replica 4 serving after %v, caught up to zxid %#x by a snapshot at index %d in %v; "+
+		"slowest read on it %v; %d nodes identical; content hash %.16s at applied index %d on all three",
+		compacted, serving, zxid, got, caughtUp, slowest, n, hash, index)
 }
 
 // TestFaultPartitionedLeader cuts the leader off from the other two: it

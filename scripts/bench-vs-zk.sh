@@ -371,7 +371,7 @@ if [ "$memory" = 1 ]; then
   echo
   echo "bytes/znode = (after - before) / $znodes, each process measured fresh and again with the znodes."
   echo "heap: ZooKeeper's Java heap used after jcmd GC.run; zkbridge's go_memstats_heap_inuse_bytes after a GC"
-  echo "(which includes the Raft log's write buffers, 256 MiB allocated at start and mostly never touched)."
+  echo "(which includes the Raft log's 16 write buffers of 1 MiB)."
   echo "zkbridge's Pebble block cache and memtables are off the Go heap and not exported: they count in RSS only."
   echo "RSS also holds freed memory not yet returned to the OS: zkbridge's idle Go heap after the GC was" \
     "$(jq -r '(.heap_idle_retained // 0) / 1e6 | floor' "$m/zb-after.json") MB with the znodes;" \

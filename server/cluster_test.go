@@ -249,17 +249,29 @@ func TestMembershipChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer joined.Stop()
-	// (The joined replica's own linearizable membership read sometimes
-	// times out — an open bug — so the leader is asked.)
-	st, err = servers[lead].Status(ctx)
+	// The joined replica answers its own linearizable membership read.
+	st, err = joined.Status(ctx)
 	if err != nil || len(st.Voters) != 3 || st.Voters[7] != addr {
 		t.Fatalf("after the join: %+v %v", st, err)
 	}
 	// The new replica serves: a session and a write through it.
 	c, _ := dialSession(t, joined, 0, nil, 0)
-	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/joined", ACL: zkproto.OpenACLUnsafe()})
+	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/joined", ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)})
 	if h, _ := c.reply(); h.Err != zkproto.ErrOK {
 		t.Fatalf("write through the joined replica: %v", h.Err)
+	}
+	// Its clients' pings reach the leader: a session kept alive on the
+	// joined replica (started without --peers) outlives several timeouts.
+	for i := 0; i < 12; i++ { // 12 s; the session timeout is 4 s
+		c.send(zkproto.OpPing, nil)
+		c.reply()
+		time.Sleep(time.Second)
+	}
+	c.send(zkproto.OpSync, &zkproto.SyncRequest{Path: "/"})
+	c.reply()
+	c.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/joined"})
+	if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("the ephemeral of a live session on the joined replica: %v (its pings never reached the leader?)", h.Err)
 	}
 }
 

@@ -63,7 +63,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		cfg:       cfg,
 		log:       log,
 		watches:   newWatchManager(),
-		sessions:  newSessionTracker(len(cfg.Peers) > 1),
+		sessions:  newSessionTracker(),
 		metrics:   newMetrics(),
 		conns:     map[*conn]struct{}{},
 		bySession: map[int64]map[*conn]struct{}{},

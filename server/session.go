@@ -169,16 +169,13 @@ type sessionTracker struct {
 	active map[int64]struct{}
 }
 
-func newSessionTracker(reportActivity bool) *sessionTracker {
-	t := &sessionTracker{
+func newSessionTracker() *sessionTracker {
+	return &sessionTracker{
 		deadlines: map[int64]time.Time{},
 		timeouts:  map[int64]time.Duration{},
 		expiring:  map[int64]bool{},
+		active:    map[int64]struct{}{}, // reported by touchLoop once the node has peers
 	}
-	if reportActivity {
-		t.active = map[int64]struct{}{}
-	}
-	return t
 }
 
 func (t *sessionTracker) add(id int64, timeoutMs int32) {
@@ -283,9 +280,6 @@ func (t *sessionTracker) count() int {
 // report is a TouchSessions entry: it needs no transport of its own, and a
 // new leader already holds fresh deadlines.
 func (s *Server) touchLoop(stop <-chan struct{}) {
-	if s.voters() <= 1 {
-		return
-	}
 	tick := time.NewTicker(s.cfg.TickTime / 2)
 	defer tick.Stop()
 	for {
@@ -294,7 +288,9 @@ func (s *Server) touchLoop(stop <-chan struct{}) {
 			return
 		case <-tick.C:
 			ids := s.sessions.takeActive()
-			if len(ids) == 0 {
+			// Decided each time: a node that joined, or a single node that
+			// was given voters, learns of its peers only after it started.
+			if len(ids) == 0 || (s.voters() <= 1 && !s.cfg.Observer && !s.isObserver()) {
 				continue
 			}
 			cmd := &sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: &sm.TouchSessions{IDs: ids}}

@@ -48,7 +48,10 @@ func Probe(ctx context.Context, addr, path string, min int64, interval, timeout 
 		if err == nil {
 			err = fmt.Errorf("%s has %d descendants, fewer than %d", path, n, min)
 		}
-		last = err
+		// An attempt cut short by the deadline says less than the one before.
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
 		t := time.NewTimer(interval)
 		select {
 		case <-t.C:

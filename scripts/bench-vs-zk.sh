@@ -107,15 +107,6 @@ else
   (cd "$here" && go build -o "$bin" .) || die "go build failed"
 fi
 
-free_ports() { # n
-  /usr/bin/python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks: s.bind(("127.0.0.1", 0))
-for s in socks: print(s.getsockname()[1])
-for s in socks: s.close()
-' "$1"
-}
 
 serving() { # port: srvr answers with a Mode
   { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
@@ -141,7 +132,7 @@ start_zk() { # nodes -> sets zk_addr
 start_zkbridge() { # nodes -> sets zb_addr
   if [ "$1" = 1 ]; then
     local ports
-    mapfile -t ports < <(free_ports 2)
+    mapfile -t ports < <(zk_free_ports 2)
     "$bin" server --data-dir "$work/zkbridge-data" --client-addr "127.0.0.1:${ports[0]}" \
       --peer-addr "127.0.0.1:${ports[1]}" --no-admin --log-format json \
       >"$work/zkbridge.log" 2>&1 </dev/null &
@@ -266,7 +257,7 @@ memory_run() {
     [ "$(cat "/proc/$zk_pids/comm")" = java ] || die "ZooKeeper's pid $zk_pids is not the JVM"
   else
     local ports
-    mapfile -t ports < <(free_ports 3)
+    mapfile -t ports < <(zk_free_ports 3)
     mem_port=${ports[0]} mem_peer=${ports[1]} mem_admin=127.0.0.1:${ports[2]}
     memory_spawn zb
     "$bin" bench --addr "127.0.0.1:$mem_port" --probe / --timeout 60s >/dev/null ||

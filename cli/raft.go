@@ -76,38 +76,8 @@ func raftCommand() *ucli.Command {
 					return adminCall(c, http.MethodPost, "/raft/transfer-leader", url.Values{"id": {id}}, nil)
 				},
 			},
-			{
-				Name:      "add-voter",
-				Usage:     "add replica ID with Raft address ADDR; then start it with --join",
-				ArgsUsage: "ID ADDR",
-				Flags:     []ucli.Flag{admin},
-				Action: func(c *ucli.Context) error {
-					id, err := argID(c)
-					if err != nil {
-						return err
-					}
-					if c.Args().Len() != 2 {
-						return fmt.Errorf("usage: zkbridge raft add-voter ID HOST:PORT")
-					}
-					return adminCall(c, http.MethodPost, "/raft/add-voter", url.Values{"id": {id}, "addr": {c.Args().Get(1)}}, nil)
-				},
-			},
-			{
-				Name:      "add-observer",
-				Usage:     "add replica ID with Raft address ADDR as a non-voting observer; then start it with --observer --join",
-				ArgsUsage: "ID ADDR",
-				Flags:     []ucli.Flag{admin},
-				Action: func(c *ucli.Context) error {
-					id, err := argID(c)
-					if err != nil {
-						return err
-					}
-					if c.Args().Len() != 2 {
-						return fmt.Errorf("usage: zkbridge raft add-observer ID HOST:PORT")
-					}
-					return adminCall(c, http.MethodPost, "/raft/add-observer", url.Values{"id": {id}, "addr": {c.Args().Get(1)}}, nil)
-				},
-			},
+			addMemberCommand(admin, "add-voter", "add replica ID with Raft address ADDR; then start it with --join"),
+			addMemberCommand(admin, "add-observer", "add replica ID with Raft address ADDR as a non-voting observer; then start it with --observer --join"),
 			{
 				Name:      "remove-voter",
 				Usage:     "remove replica ID, voter or observer (a voter is refused below a safe majority unless --force)",
@@ -121,6 +91,27 @@ func raftCommand() *ucli.Command {
 					return adminCall(c, http.MethodPost, "/raft/remove-voter", url.Values{"id": {id}, "force": {strconv.FormatBool(c.Bool("force"))}}, nil)
 				},
 			},
+		},
+	}
+}
+
+// addMemberCommand is `raft add-voter` or `raft add-observer`: ID and
+// ADDR posted to the admin endpoint of the same name.
+func addMemberCommand(admin ucli.Flag, name, usage string) *ucli.Command {
+	return &ucli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "ID ADDR",
+		Flags:     []ucli.Flag{admin},
+		Action: func(c *ucli.Context) error {
+			id, err := argID(c)
+			if err != nil {
+				return err
+			}
+			if c.Args().Len() != 2 {
+				return fmt.Errorf("usage: zkbridge raft %s ID HOST:PORT", name)
+			}
+			return adminCall(c, http.MethodPost, "/raft/"+name, url.Values{"id": {id}, "addr": {c.Args().Get(1)}}, nil)
 		},
 	}
 }

@@ -107,10 +107,15 @@ func syncDir(dir string) error {
 }
 
 func (s *StateMachine) openDB(name string) (*pebble.DB, error) {
+	const memTableSize, memTables = 32 << 20, 4
 	opts := &pebble.Options{
-		CacheSize:                   64 << 20,
-		MemTableSize:                32 << 20,
-		MemTableStopWritesThreshold: 4,
+		// Pebble reserves each memtable's arena in the block cache, so the
+		// cache gets room for all of them on top of 64 MiB of blocks. With
+		// 64 MiB in all, two memtables left no block cached at all: every
+		// read decompressed its index and data blocks from the file.
+		CacheSize:                   64<<20 + memTableSize*memTables,
+		MemTableSize:                memTableSize,
+		MemTableStopWritesThreshold: memTables,
 		L0CompactionThreshold:       4,
 		L0StopWritesThreshold:       12,
 		Logger:                      quietLogger{},

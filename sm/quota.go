@@ -112,11 +112,11 @@ func (a *applier) recountQuota(q string) error {
 		bytes += int64(len(rec.data))
 		return nil
 	}
-	lo, hi := childRange(q)
+	lo, hi := childRange(spaceNode, q)
 	if err := scanKV(a.t.r, lo, hi, tally); err != nil {
 		return err
 	}
-	lo, hi = deepRange(q)
+	lo, hi = deepRange(spaceNode, q)
 	if err := scanKV(a.t.r, lo, hi, tally); err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func (v *View) Children(p string) ([]string, zkproto.Stat, error) {
 	if n == nil {
 		return nil, zkproto.Stat{}, zkproto.ErrNoNode
 	}
-	lo, hi := childRange(p)
+	lo, hi := childRange(spaceChild, p)
 	names := make([]string, 0, n.numChildren)
 	err = scanKeys(v.snap, lo, hi, func(k []byte) error {
 		names = append(names, string(k[len(lo):]))
@@ -142,12 +142,12 @@ func (v *View) AllChildrenNumber(p string) (int64, error) {
 	var count int64
 	inc := func([]byte) error { count++; return nil }
 	if p != "/" {
-		lo, hi := childRange(p)
+		lo, hi := childRange(spaceChild, p)
 		if err := scanKeys(v.snap, lo, hi, inc); err != nil {
 			return 0, err
 		}
 	}
-	lo, hi := deepRange(p)
+	lo, hi := deepRange(spaceChild, p)
 	if err := scanKeys(v.snap, lo, hi, inc); err != nil {
 		return 0, err
 	}

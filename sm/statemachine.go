@@ -166,13 +166,48 @@ func readMeta(r pebble.Reader) (applied uint64, base, last int64, err error) {
 	return applied, decodeInt(bv), last, nil
 }
 
+// layoutVersion is the key layout this code writes. 1 had no child index;
+// 2 adds it (spaceChild).
+const layoutVersion = 2
+
+// upgradeLayout brings a tree written by an older layout (a data directory
+// or a snapshot from an earlier release) up to layoutVersion.
+func upgradeLayout(db *pebble.DB, v []byte) error {
+	if len(v) != 1 || v[0] == 0 || v[0] > layoutVersion {
+		return fmt.Errorf("sm: key layout %v is not one this release reads (it writes %d); use the release that wrote this data", v, layoutVersion)
+	}
+	if v[0] == layoutVersion {
+		return nil
+	}
+	// 1 → 2: one child index entry per node record.
+	b := db.NewBatch()
+	defer b.Close()
+	err := scanKeys(db, []byte{spaceNode}, []byte{spaceNode + 1}, func(k []byte) error {
+		ck := append([]byte{spaceChild}, k[1:]...)
+		return b.Set(ck, nil, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("sm: building the child index: %w", err)
+	}
+	if err := b.Set(keySpecialVer, []byte{layoutVersion}, nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("sm: building the child index: %w", err)
+	}
+	return nil
+}
+
 // initTree creates the special nodes of a fresh tree: "/", "/zookeeper",
 // "/zookeeper/quota" (world:anyone:cdrwa) and "/zookeeper/config"
 // (world:anyone:r, aversion -1), all with zero stats and empty data.
 func initTree(db *pebble.DB) error {
 	v, err := readRaw(db, keySpecialVer)
-	if err != nil || v != nil {
+	if err != nil {
 		return err
+	}
+	if v != nil {
+		return upgradeLayout(db, v)
 	}
 	b := db.NewIndexedBatch()
 	defer b.Close()
@@ -195,7 +230,7 @@ func initTree(db *pebble.DB) error {
 		}
 		t.putNode(sp.path, &nodeRec{aclID: id, data: []byte{}, numChildren: sp.children, aversion: sp.aversion})
 	}
-	t.set(keySpecialVer, []byte{1})
+	t.set(keySpecialVer, []byte{layoutVersion})
 	if err := t.commit(b); err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ type txn struct {
 type nodeSlot struct {
 	rec   *nodeRec // nil: absent
 	dirty bool
+	// stored: the node exists in the reader under the overlay, so its child
+	// index entry does too. Commit writes that entry only when a node
+	// appears or disappears, never for a setData or a stat change.
+	stored bool
 }
 
 type kvSlot struct {
@@ -107,14 +111,24 @@ func (t *txn) node(p string) (*nodeRec, error) {
 			return nil, fmt.Errorf("node %s: %w", p, err)
 		}
 	}
-	t.nodes[p] = &nodeSlot{rec: rec}
+	t.nodes[p] = &nodeSlot{rec: rec, stored: rec != nil}
 	return rec, nil
 }
 
 // putNode records rec (mutated in place or new) for p.
-func (t *txn) putNode(p string, rec *nodeRec) { t.nodes[p] = &nodeSlot{rec: rec, dirty: true} }
+func (t *txn) putNode(p string, rec *nodeRec) { t.setSlot(p, rec) }
 
-func (t *txn) delNode(p string) { t.nodes[p] = &nodeSlot{dirty: true} }
+func (t *txn) delNode(p string) { t.setSlot(p, nil) }
+
+func (t *txn) setSlot(p string, rec *nodeRec) {
+	if s, ok := t.nodes[p]; ok {
+		s.rec, s.dirty = rec, true
+		return
+	}
+	// Not read first (initTree does that): the child index entry is written
+	// (or deleted) in any case, which is harmless if it was already so.
+	t.nodes[p] = &nodeSlot{rec: rec, dirty: true, stored: rec == nil}
+}
 
 // commit writes the overlay into batch b in sorted key order and resets it.
 func (t *txn) commit(b *pebble.Batch) error {
@@ -128,10 +142,17 @@ func (t *txn) commit(b *pebble.Batch) error {
 	for _, p := range paths {
 		s := t.nodes[p]
 		var err error
-		if s.rec == nil {
+		switch {
+		case s.rec == nil:
 			err = b.Delete(nodeKey(p), nil)
-		} else {
+			if err == nil && s.stored {
+				err = b.Delete(childKey(p), nil)
+			}
+		default:
 			err = b.Set(nodeKey(p), s.rec.encode(), nil)
+			if err == nil && !s.stored {
+				err = b.Set(childKey(p), nil, nil)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("write node %s: %w", p, err)

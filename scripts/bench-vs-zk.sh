@@ -29,7 +29,8 @@
 #   BENCH_NODES      topologies to run (default "1 3"; empty: no throughput runs)
 #   BENCH_WORKLOADS  (default "set get exists list mixed multi watch connect create";
 #                    create runs keep their nodes, as deleting them all takes long,
-#                    so create comes last)
+#                    so create comes last; W@1 runs workload W on one connection
+#                    with one request outstanding: the latency rows, e.g. "set@1 create@1")
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
@@ -46,7 +47,7 @@ die() { echo "bench-vs-zk: $*" >&2; exit 1; }
 log() { echo "bench-vs-zk: $*" >&2; }
 
 nodes_list=${BENCH_NODES-1 3}
-workloads=${BENCH_WORKLOADS:-set get exists list mixed multi watch connect create}
+workloads=${BENCH_WORKLOADS:-set@1 set get exists list mixed multi watch connect create@1 create}
 memory=${BENCH_MEMORY:-1}
 znodes=${BENCH_ZNODES:-1000000}
 duration=${BENCH_DURATION:-10s}
@@ -172,8 +173,10 @@ for n in $nodes_list; do
       for sys in zk zb; do
         addr=$zk_addr; [ "$sys" = zb ] && addr=$zb_addr
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
-        keep=(); [ "$w" = create ] && keep=(--no-cleanup)
-        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$w" --duration "$duration" --warmup "$warmup" "${keep[@]}" ||
+        keep=(); [ "${w%@1}" = create ] && keep=(--no-cleanup)
+        shape=(); [ "${w%@1}" != "$w" ] && shape=(--connections 1 --outstanding 1)
+        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@1}" --duration "$duration" --warmup "$warmup" \
+          "${keep[@]}" "${shape[@]}" ||
           echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
       done
     done
@@ -327,6 +330,7 @@ if [ -n "$nodes_list" ]; then
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
+  echo "W@1 rows: one connection, one request outstanding (latency); the others: zkbridge bench's connections and outstanding."
 fi
 
 # The memory and restart table: one run per system.

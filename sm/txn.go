@@ -20,6 +20,11 @@ type txn struct {
 	nodes map[string]*nodeSlot
 	kv    map[string]*kvSlot
 	hot   *hotCache // nil outside Update
+	// written holds the node records committed into the batch by earlier
+	// entries of this Update (nil: deleted), so that the next entry finds
+	// a parent it just changed without a Pebble read through the batch,
+	// which dominated apply. Entries never alias: node returns a copy.
+	written map[string]*nodeRec
 }
 
 type nodeSlot struct {
@@ -37,7 +42,7 @@ type kvSlot struct {
 }
 
 func newTxn(r pebble.Reader) *txn {
-	return &txn{r: r, nodes: map[string]*nodeSlot{}, kv: map[string]*kvSlot{}}
+	return &txn{r: r, nodes: map[string]*nodeSlot{}, kv: map[string]*kvSlot{}, written: map[string]*nodeRec{}}
 }
 
 func (t *txn) reset() {
@@ -101,6 +106,15 @@ func (t *txn) node(p string) (*nodeRec, error) {
 	if !validPath(p) {
 		return nil, nil
 	}
+	if w, ok := t.written[p]; ok {
+		var rec *nodeRec
+		if w != nil {
+			c := *w
+			rec = &c
+		}
+		t.nodes[p] = &nodeSlot{rec: rec, stored: rec != nil}
+		return rec, nil
+	}
 	v, err := readRaw(t.r, nodeKey(p))
 	if err != nil {
 		return nil, err
@@ -157,6 +171,7 @@ func (t *txn) commit(b *pebble.Batch) error {
 		if err != nil {
 			return fmt.Errorf("write node %s: %w", p, err)
 		}
+		t.written[p] = s.rec
 	}
 	keys := make([]string, 0, len(t.kv))
 	for k, s := range t.kv {

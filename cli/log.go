@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"time"
 
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
@@ -29,9 +28,13 @@ func newLogger(c *ucli.Context) zerolog.Logger {
 			format = "console"
 		}
 	}
+	// Milliseconds: an election, a failover or a slow fsync is told apart
+	// only below the second.
+	const stamp = "2006-01-02T15:04:05.000Z07:00"
+	zerolog.TimeFieldFormat = stamp
 	var log zerolog.Logger
 	if format == "console" {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339})
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: stamp})
 	} else {
 		log = zerolog.New(os.Stderr)
 	}

@@ -31,12 +31,15 @@ const dataShard uint64 = 1
 // Past it the outcome is unknown and the connection is closed.
 const proposalTimeout = 10 * time.Second
 
-// leaderChangeGrace is how long a proposal or read index still waits once
-// the leader changed under it. An entry the old leader replicated is
-// committed by the new one within an election; one that went to a dead
-// leader never completes, and would otherwise hold its client for the whole
-// proposalTimeout.
-const leaderChangeGrace = 500 * time.Millisecond
+// After the leader changed under a proposal, the proposal is decided once
+// this replica has caught up with the new leader (a read index, which the
+// new leader answers only after committing an entry of its own term): an
+// entry of the old term that the new leader holds is committed and applied
+// by then, and one it lacks can never be committed. The result may trail
+// that apply by a moment (resultSettle). Waiting a fixed grace instead held
+// a client on a follower whose leader was killed half a second past the
+// election.
+const resultSettle = 50 * time.Millisecond
 
 // raftNode is the small interface zkbridge uses of dragonboat: propose a
 // command and learn its applied result, confirm reads (ReadIndex), and ask
@@ -98,20 +101,33 @@ func (w *leaderWatch) changed() <-chan struct{} {
 }
 
 // await waits for a request's result. Once the leader changes (or a
-// snapshot is recovered) it waits leaderChangeGrace more, then reports
-// ok=false: the outcome is unknown.
-func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState) (dragonboat.RequestResult, bool) {
+// snapshot is recovered) it runs confirm (a read index against the new
+// leader), waits resultSettle more, then reports ok=false: the entry was
+// lost, or (confirm failing) its outcome is unknown.
+func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState, confirm func(context.Context) error) (dragonboat.RequestResult, bool) {
 	select {
 	case res := <-rs.ResultC():
 		return res, true
 	case <-changed:
 	}
-	grace := time.NewTimer(leaderChangeGrace)
-	defer grace.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), proposalTimeout)
+	defer cancel()
+	confirmed := make(chan struct{})
+	go func() {
+		_ = confirm(ctx) // failed or not, the wait below ends
+		close(confirmed)
+	}()
 	select {
 	case res := <-rs.ResultC():
 		return res, true
-	case <-grace.C:
+	case <-confirmed:
+	}
+	settle := time.NewTimer(resultSettle)
+	defer settle.Stop()
+	select {
+	case res := <-rs.ResultC():
+		return res, true
+	case <-settle.C:
 		// The request state is left to dragonboat's own timeout; it is
 		// not released, as its result may still be delivered.
 		return dragonboat.RequestResult{}, false
@@ -329,7 +345,7 @@ func (r *raftNode) waitLeader(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("no raft leader elected: %w", ctx.Err())
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
@@ -365,9 +381,9 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 		return
 	}
 	go func() {
-		res, ok := r.leaders.await(changed, rs)
+		res, ok := r.leaders.await(changed, rs, r.catchUpAfterElection)
 		if !ok {
-			done(nil, errors.New("proposal outcome unknown: the leader changed or a snapshot replaced the local state"))
+			done(nil, errOutcomeUnknown)
 			return
 		}
 		rs.Release()
@@ -379,6 +395,11 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 		done(out, err)
 	}()
 }
+
+// errOutcomeUnknown: the leader changed (or a snapshot replaced the local
+// state) under a proposal, which did not complete once this replica caught
+// up with the new leader, or could not catch up.
+var errOutcomeUnknown = errors.New("proposal outcome unknown: the leader changed or a snapshot replaced the local state")
 
 // proposeSync proposes cmd and waits for its result.
 func (r *raftNode) proposeSync(cmd *sm.Command) (*sm.Result, error) {
@@ -410,6 +431,11 @@ const (
 // retryRead runs attempt until one succeeds, one fails with an error final
 // says retrying cannot help, or ctx ends (then the last error is returned).
 func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, error), final func(error) bool) (T, error) {
+	return retryReadFrom(ctx, readRetryAfter, attempt, final)
+}
+
+// retryReadFrom is retryRead asking again first after wait.
+func retryReadFrom[T any](ctx context.Context, wait time.Duration, attempt func(context.Context) (T, error), final func(error) bool) (T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the attempts still running give up
 	type outcome struct {
@@ -421,7 +447,7 @@ func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, err
 	var last error
 	next := time.NewTimer(0)
 	defer next.Stop()
-	wait, started, running := readRetryAfter, 0, 0
+	started, running := 0, 0
 	for {
 		select {
 		case <-next.C:
@@ -451,14 +477,35 @@ func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, err
 	}
 }
 
+// catchUp returns once the local replica applied everything the leader had
+// committed when asked, or ctx ends.
+func (r *raftNode) catchUp(ctx context.Context) error {
+	_, err := retryRead(ctx, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
+	return err
+}
+
+// catchUpAfterElection is catchUp for a proposal caught in a leader change.
+// Mid-election a read index is dropped, and a new leader drops it until it
+// has committed an entry of its term, a few milliseconds after it won: so
+// it waits for a leader, then asks again soon (firstRetryAfterElection)
+// rather than after readRetryAfter.
+func (r *raftNode) catchUpAfterElection(ctx context.Context) error {
+	if err := r.waitLeader(ctx); err != nil {
+		return err
+	}
+	_, err := retryReadFrom(ctx, firstRetryAfterElection, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
+	return err
+}
+
+const firstRetryAfterElection = 20 * time.Millisecond
+
 // readIndex confirms with the leader that the local replica has applied
 // everything committed so far, then calls done.
 func (r *raftNode) readIndex(done func(error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), proposalTimeout)
 		defer cancel()
-		_, err := retryRead(ctx, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
-		done(err)
+		done(r.catchUp(ctx))
 	}()
 }
 

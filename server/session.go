@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"errors"
 	"sort"
 	"strconv"
 	"sync"
@@ -107,7 +108,18 @@ func (c *conn) resumeSession(req *zkproto.ConnectRequest, timeout int32) bool {
 		Header: sm.Header{Session: req.SessionID, Conn: c.id, Time: time.Now().UnixMilli()},
 		Op:     &sm.SetSessionOwner{Owner: c.srv.cfg.ReplicaID, Password: req.Passwd},
 	}
-	res, err := c.srv.node.proposeSync(cmd)
+	// Taking a session over is idempotent, so one lost in a leader change
+	// (a client that fled a killed leader to a follower that still
+	// followed it) is proposed again: closing would send the client on to
+	// the next server, and past the last one go-zookeeper pauses a second.
+	var res *sm.Result
+	for attempt := 0; ; attempt++ {
+		res, err = c.srv.node.proposeSync(cmd)
+		if !errors.Is(err, errOutcomeUnknown) || attempt == 3 {
+			break
+		}
+		c.log.Info().Str("session", sessionHex(req.SessionID)).Msg("session takeover lost in a leader change; proposing it again")
+	}
 	if err != nil {
 		c.log.Warn().Err(err).Msg("session reconnect failed; closing connection")
 		return false

@@ -49,7 +49,10 @@ func Probe(ctx context.Context, addr, path string, min int64, interval, timeout 
 			err = fmt.Errorf("%s has %d descendants, fewer than %d", path, n, min)
 		}
 		// An attempt cut short by the deadline says less than the one before.
-		if ctx.Err() == nil || last == nil {
+		// The clock decides, not ctx.Err(): a dial given the time left
+		// times out a moment before the context's own timer fires.
+		deadline, _ := ctx.Deadline()
+		if (ctx.Err() == nil && time.Now().Before(deadline)) || last == nil {
 			last = err
 		}
 		t := time.NewTimer(interval)

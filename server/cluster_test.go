@@ -195,6 +195,27 @@ func TestClusterReplicatesFailsOverAndMovesSessions(t *testing.T) {
 	}
 }
 
+// A client that creates a session on one node and at once reconnects to
+// another (its LastZxidSeen still 0: no reply carried a zxid yet) must find
+// its session there, as a ZooKeeper follower that asks the leader would.
+func TestSessionResumesOnAReplicaThatHasNotAppliedItYet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three nodes")
+	}
+	servers := startCluster(t, 3, 100*time.Millisecond)
+	lead := leaderOf(t, servers)
+	for i := 0; i < 30; i++ {
+		a, resp := dialSession(t, servers[lead], 0, nil, 0)
+		other := servers[(lead+1+i%2)%3]
+		b, bresp := dialSession(t, other, resp.SessionID, resp.Passwd, 0)
+		if bresp.SessionID != resp.SessionID || bresp.TimeOut == 0 {
+			t.Fatalf("round %d: session %#x created on the leader, refused by a follower: %+v", i, resp.SessionID, bresp)
+		}
+		a.nc.Close()
+		b.nc.Close()
+	}
+}
+
 func TestMembershipChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")

@@ -35,13 +35,7 @@ func (c *conn) handshake(frame []byte) bool {
 		// timeout, then refuse at once if still behind — a zxid the
 		// cluster never committed must not hold the client past its own
 		// connect timeout.
-		wait := min(time.Duration(req.TimeOut)*time.Millisecond/3, 10*time.Second)
-		caughtUp := make(chan struct{})
-		c.srv.node.readIndex(func(error) { close(caughtUp) })
-		select {
-		case <-caughtUp:
-		case <-time.After(wait):
-		}
+		c.srv.awaitCommitted(handshakeCatchUp(&req))
 	}
 	if last := c.srv.lastZxid(); req.LastZxidSeen > last {
 		// ZooKeeper closes without a reply so the client tries another server.
@@ -57,6 +51,26 @@ func (c *conn) handshake(frame []byte) bool {
 		return c.createSession(&req, timeout)
 	}
 	return c.resumeSession(&req, timeout)
+}
+
+// handshakeCatchUp bounds how long a handshake waits to catch up: a third
+// of the requested timeout, so a lagging replica refuses (and the client
+// tries the next server) well within the client's own connect timeout.
+func handshakeCatchUp(req *zkproto.ConnectRequest) time.Duration {
+	return min(time.Duration(req.TimeOut)*time.Millisecond/3, 10*time.Second)
+}
+
+// awaitCommitted waits, at most wait, until this replica has applied
+// everything committed when it asked (a read index, as sync does).
+func (s *Server) awaitCommitted(wait time.Duration) {
+	caughtUp := make(chan struct{})
+	s.node.readIndex(func(error) { close(caughtUp) })
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-caughtUp:
+	case <-t.C:
+	}
 }
 
 func (s *Server) negotiateTimeout(requested int32) int32 {
@@ -99,6 +113,14 @@ func (c *conn) resumeSession(req *zkproto.ConnectRequest, timeout int32) bool {
 	// the password: a wrong password still kicks the legitimate connection.
 	c.srv.kickSession(req.SessionID, c)
 	info, err := c.srv.sessionInfo(req.SessionID)
+	if errors.Is(err, zkproto.ErrSessionExpired) && c.srv.voters() > 1 {
+		// The session may be younger than this replica's state: a client
+		// that created it on another node and moved here at once (its
+		// LastZxidSeen is 0 until its first reply). ZooKeeper's followers
+		// ask the leader; we catch up to the commit index and look again.
+		c.srv.awaitCommitted(handshakeCatchUp(req))
+		info, err = c.srv.sessionInfo(req.SessionID)
+	}
 	if err != nil || string(info.Password) != string(req.Passwd) {
 		c.log.Info().Str("session", sessionHex(req.SessionID)).Msg("reconnect refused: session expired or wrong password")
 		c.sendExpired(req)

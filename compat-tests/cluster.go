@@ -148,6 +148,15 @@ func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {
 		c.Start(i)
 	}
 	c.WaitLeader(60 * time.Second)
+	// Ready means registered in the replica directory too: scenarios that
+	// read /zookeeper/config see every node's client address, as a
+	// ZooKeeper ensemble serves its static configuration from the start.
+	for i := range c.Nodes {
+		if !c.WaitReady(i, 60*time.Second) {
+			t.Fatalf("node %d not ready within 60 s", i+1)
+		}
+	}
+	c.WaitCaughtUp(60 * time.Second)
 	return c
 }
 

@@ -171,6 +171,12 @@ func (s *Server) startAdmin() error {
 			http.Error(w, "not serving: no raft leader", http.StatusServiceUnavailable)
 			return
 		}
+		if !s.cluster.registered.Load() {
+			// Until then /zookeeper/config and raft status lack this node's
+			// client address.
+			http.Error(w, "not ready: this node's addresses are not in the replica directory yet", http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ready")
 	})
 	ln, err := net.Listen("tcp", s.cfg.AdminAddr)

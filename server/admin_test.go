@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func httpGet(t *testing.T, url string) (int, string) {
@@ -52,7 +53,15 @@ func TestAdminEndpoints(t *testing.T) {
 	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
 		t.Fatal("/healthz")
 	}
-	if code, _ := httpGet(t, base+"/readyz"); code != 200 {
-		t.Fatal("/readyz")
+	// Ready once serving and registered in the replica directory, which
+	// the cluster loop does right after start: poll as a probe would.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, body := httpGet(t, base+"/readyz")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d %s", code, body)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4"
@@ -62,6 +63,18 @@ type clusterView struct {
 	configText  string
 	configMtime int64
 	lag         map[uint64]int64 // leader only: replica → entries behind
+	// refresh asks clusterLoop for a refresh now (a replica's addresses
+	// changed); registered is set once this node's own entry is applied.
+	refresh    chan struct{}
+	registered atomic.Bool
+}
+
+// refreshSoon asks clusterLoop to refresh without waiting for its tick.
+func (s *Server) refreshSoon() {
+	select {
+	case s.cluster.refresh <- struct{}{}:
+	default:
+	}
 }
 
 // localProgress reports this replica's own Raft progress.
@@ -124,9 +137,13 @@ func (s *Server) registerSelf() error {
 	}
 	me := s.selfInfo()
 	if dir[me.ID] == me {
+		s.cluster.registered.Store(true)
 		return nil
 	}
-	_, err = s.node.proposeSync(&sm.Command{Op: &sm.RegisterReplica{Replica: me}})
+	res, err := s.node.proposeSync(&sm.Command{Op: &sm.RegisterReplica{Replica: me}})
+	if err == nil && res.Err == zkproto.ErrOK {
+		s.cluster.registered.Store(true)
+	}
 	return err
 }
 
@@ -141,6 +158,7 @@ func (s *Server) clusterLoop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		case <-s.cluster.refresh:
 		}
 	}
 }

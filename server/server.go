@@ -66,6 +66,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		sessions:  newSessionTracker(),
 		metrics:   newMetrics(),
 		conns:     map[*conn]struct{}{},
+		cluster:   clusterView{refresh: make(chan struct{}, 1)},
 		bySession: map[int64]map[*conn]struct{}{},
 		perIP:     map[string]int{},
 		stop:      make(chan struct{}),
@@ -276,6 +277,9 @@ func (s *Server) applied(results []*sm.Result) {
 			// A session created or moved anywhere: every node tracks it, so a
 			// new leader already knows its deadline.
 			s.sessions.add(res.Session, res.Timeout)
+		}
+		if res.DirectoryChanged {
+			s.refreshSoon()
 		}
 		for _, id := range res.Touched {
 			s.sessions.refresh(id)

@@ -64,6 +64,7 @@ func (a *applier) registerReplica(o *RegisterReplica, res *Result) {
 	e := &enc{}
 	encodeReplica(e, &o.Replica)
 	a.t.set(replicaKey(o.Replica.ID), e.b)
+	res.DirectoryChanged = true
 }
 
 // Replicas returns the directory in replica ID order.

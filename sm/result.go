@@ -41,6 +41,9 @@ type Result struct {
 	// session tracker follows. Not part of Encode.
 	Timeout int32
 	Touched []int64
+	// DirectoryChanged marks a RegisterReplica: nodes re-render
+	// /zookeeper/config with the new addresses. Not part of Encode.
+	DirectoryChanged bool
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the

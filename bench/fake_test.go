@@ -87,12 +87,12 @@ func (f *fakeServer) serve(nc net.Conn) {
 			(&zkproto.GetAllChildrenNumberResponse{TotalNumber: f.children.Load()}).Encode(&e)
 		case zkproto.OpExists:
 			f.exists.Add(1)
-		}
-		if zkproto.WriteFrame(nc, e.Bytes()) != nil {
-			return
-		}
-		if h.Type == zkproto.OpCloseSession {
+		case zkproto.OpCloseSession:
+			// Counted before the reply: the client may return as soon as
+			// it reads it, and the test then reads the count.
 			f.closes.Add(1)
+		}
+		if zkproto.WriteFrame(nc, e.Bytes()) != nil || h.Type == zkproto.OpCloseSession {
 			return
 		}
 	}

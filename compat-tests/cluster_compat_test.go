@@ -2,6 +2,7 @@ package compattests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +41,20 @@ func TestCompatCluster(t *testing.T) {
 	}
 	defer startWakers(t, zkAddrs)()
 	defer startWakers(t, zbAddrs)()
-	compareAll(t, "3-node cluster", zkAddrs, zbAddrs)
+	// Roles must stay aligned (the first connection and the 4lw go to a
+	// follower on both sides): an election on this loaded machine moves
+	// zkbridge's leader back before the next scenario.
+	leader := uint64(slices.Index(zb.Addrs, zbAddrs[len(zbAddrs)-1]) + 1)
+	keepLeader := func(t *testing.T) {
+		moved, err := zb.KeepLeader(leader)
+		if err != nil {
+			t.Fatalf("zkbridge leadership moved and could not be moved back to node %d: %v", leader, err)
+		}
+		if moved {
+			t.Logf("zkbridge leadership had moved; node %d leads again", leader)
+		}
+	}
+	compareAll(t, "3-node cluster", zkAddrs, zbAddrs, keepLeader)
 }
 
 // wakeEvery is how often a waker pings its node.

@@ -91,14 +91,14 @@ func TestCompat(t *testing.T) {
 		t.Fatalf("start zkbridge: %v", err)
 	}
 	defer zb.Stop()
-	compareAll(t, "standalone", []string{zk.Addr}, []string{zb.Addr})
+	compareAll(t, "standalone", []string{zk.Addr}, []string{zb.Addr}, nil)
 }
 
 // compareAll runs every registered scenario against ZooKeeper (the
 // oracle) and zkbridge, each given by its nodes' client addresses, and
 // prints the tally per area. With more than one node, scenarios marked
 // StandaloneOnly are skipped.
-func compareAll(t *testing.T, title string, zk, zb []string) {
+func compareAll(t *testing.T, title string, zk, zb []string, beforeEach func(t *testing.T)) {
 	cluster := len(zk) > 1
 	ordered := append([]*Scenario(nil), registry...)
 	sort.SliceStable(ordered, func(i, j int) bool { return ordered[i].Fresh && !ordered[j].Fresh })
@@ -121,7 +121,12 @@ func compareAll(t *testing.T, title string, zk, zb []string) {
 			skipped = append(skipped, fmt.Sprintf("%s: %s", sc.ID(), sc.StandaloneOnly))
 			continue
 		}
-		t.Run(sc.ID(), func(t *testing.T) { compareOne(t, sc, ta, zk, zb) })
+		t.Run(sc.ID(), func(t *testing.T) {
+			if beforeEach != nil {
+				beforeEach(t)
+			}
+			compareOne(t, sc, ta, zk, zb)
+		})
 	}
 	report(t, title, tallies, skipped)
 }

@@ -170,7 +170,70 @@ func StartZkbridgeCluster(dir string, n int, mutate ...func(*server.Config)) (*Z
 	for _, srv := range c.nodes {
 		c.Addrs = append(c.Addrs, srv.ClientAddr())
 	}
+	// Ready (registered in the replica directory) and caught up: fresh
+	// scenarios read /zookeeper/config, which a ZooKeeper ensemble serves
+	// complete from its static configuration.
+	if err := c.awaitReady(60 * time.Second); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+func (c *ZkbridgeCluster) awaitReady(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		var why error
+		for i, srv := range c.nodes {
+			if err := srv.Ready(); err != nil {
+				why = fmt.Errorf("node %d: %w", i+1, err)
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			st, err := srv.Status(ctx)
+			cancel()
+			if err != nil {
+				why = fmt.Errorf("node %d: %w", i+1, err)
+				break
+			}
+			for _, r := range st.Replicas {
+				if r.ClientAddress == "" {
+					why = fmt.Errorf("node %d: replica %d has no client address in the directory yet", i+1, r.ReplicaID)
+				}
+			}
+			if why != nil {
+				break
+			}
+		}
+		if why == nil {
+			// Status re-renders /zookeeper/config; once every directory is
+			// complete, one more round renders it from the complete one.
+			for _, srv := range c.nodes {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, _ = srv.Status(ctx)
+				cancel()
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not ready within %v: %w", d, why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// KeepLeader makes replica id the leader again if leadership moved (an
+// election on a loaded machine). It returns whether it had to.
+func (c *ZkbridgeCluster) KeepLeader(id uint64) (bool, error) {
+	srv := c.nodes[id-1]
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if st, err := srv.Status(ctx); err != nil {
+		return false, err
+	} else if st.LeaderID == id {
+		return false, nil
+	}
+	return true, srv.TransferLeader(ctx, id)
 }
 
 // Stop stops every node.

@@ -167,14 +167,8 @@ func (s *Server) startAdmin() error {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.serving() {
-			http.Error(w, "not serving: no raft leader", http.StatusServiceUnavailable)
-			return
-		}
-		if !s.cluster.registered.Load() {
-			// Until then /zookeeper/config and raft status lack this node's
-			// client address.
-			http.Error(w, "not ready: this node's addresses are not in the replica directory yet", http.StatusServiceUnavailable)
+		if err := s.Ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -67,6 +68,19 @@ type clusterView struct {
 	// changed); registered is set once this node's own entry is applied.
 	refresh    chan struct{}
 	registered atomic.Bool
+}
+
+// Ready reports why this node is not ready yet (nil when it is): it knows a
+// Raft leader and its own addresses are in the replica directory (until
+// then /zookeeper/config and raft status lack its client address).
+func (s *Server) Ready() error {
+	if !s.serving() {
+		return errors.New("not serving: no raft leader")
+	}
+	if !s.cluster.registered.Load() {
+		return errors.New("not ready: this node's addresses are not in the replica directory yet")
+	}
+	return nil
 }
 
 // refreshSoon asks clusterLoop to refresh without waiting for its tick.

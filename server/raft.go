@@ -59,9 +59,12 @@ type leaderWatch struct {
 	ch      chan struct{}
 	last    uint64       // leader last reported (0: none)
 	changes atomic.Int64 // times a new leader was seen
+	log     zerolog.Logger
 }
 
-func newLeaderWatch() *leaderWatch { return &leaderWatch{ch: make(chan struct{})} }
+func newLeaderWatch(log zerolog.Logger) *leaderWatch {
+	return &leaderWatch{ch: make(chan struct{}), log: log}
+}
 
 // LeaderUpdated runs on a dragonboat goroutine; it must not block.
 func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
@@ -73,6 +76,13 @@ func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
 	w.ch = make(chan struct{})
 	if info.LeaderID != 0 && info.LeaderID != w.last {
 		w.changes.Add(1)
+		// The first leader is news; a change of leader is worth a look (a
+		// dead or stalled leader, or an overloaded machine).
+		ev := w.log.Info()
+		if w.last != 0 {
+			ev = w.log.Warn()
+		}
+		ev.Uint64("leader", info.LeaderID).Uint64("previous", w.last).Uint64("term", info.Term).Msg("raft leader elected")
 	}
 	if info.LeaderID != 0 {
 		w.last = info.LeaderID
@@ -266,7 +276,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	if err := os.MkdirAll(raftDir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("raft dir: %w", err)
 	}
-	leaders := newLeaderWatch()
+	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
 	nhc := config.NodeHostConfig{
 		NodeHostDir:         raftDir,
 		RTTMillisecond:      10,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"sort"
@@ -63,14 +64,9 @@ func handshakeCatchUp(req *zkproto.ConnectRequest) time.Duration {
 // awaitCommitted waits, at most wait, until this replica has applied
 // everything committed when it asked (a read index, as sync does).
 func (s *Server) awaitCommitted(wait time.Duration) {
-	caughtUp := make(chan struct{})
-	s.node.readIndex(func(error) { close(caughtUp) })
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-caughtUp:
-	case <-t.C:
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_ = s.node.catchUp(ctx) // still behind after wait: the caller decides
 }
 
 func (s *Server) negotiateTimeout(requested int32) int32 {

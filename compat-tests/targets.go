@@ -183,35 +183,12 @@ func StartZkbridgeCluster(dir string, n int, mutate ...func(*server.Config)) (*Z
 func (c *ZkbridgeCluster) awaitReady(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		var why error
-		for i, srv := range c.nodes {
-			if err := srv.Ready(); err != nil {
-				why = fmt.Errorf("node %d: %w", i+1, err)
-				break
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			st, err := srv.Status(ctx)
-			cancel()
-			if err != nil {
-				why = fmt.Errorf("node %d: %w", i+1, err)
-				break
-			}
-			for _, r := range st.Replicas {
-				if r.ClientAddress == "" {
-					why = fmt.Errorf("node %d: replica %d has no client address in the directory yet", i+1, r.ReplicaID)
-				}
-			}
-			if why != nil {
-				break
-			}
-		}
+		why := c.notReady()
 		if why == nil {
 			// Status re-renders /zookeeper/config; once every directory is
 			// complete, one more round renders it from the complete one.
 			for _, srv := range c.nodes {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				_, _ = srv.Status(ctx)
-				cancel()
+				_, _ = nodeStatus(srv)
 			}
 			return nil
 		}
@@ -222,18 +199,42 @@ func (c *ZkbridgeCluster) awaitReady(d time.Duration) error {
 	}
 }
 
-// KeepLeader makes replica id the leader again if leadership moved (an
-// election on a loaded machine). It returns whether it had to.
-func (c *ZkbridgeCluster) KeepLeader(id uint64) (bool, error) {
-	srv := c.nodes[id-1]
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// notReady says why the first node that is not ready is not (nil: all are,
+// and every directory lists every replica's client address).
+func (c *ZkbridgeCluster) notReady() error {
+	for i, srv := range c.nodes {
+		if err := srv.Ready(); err != nil {
+			return fmt.Errorf("node %d: %w", i+1, err)
+		}
+		st, err := nodeStatus(srv)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", i+1, err)
+		}
+		for _, r := range st.Replicas {
+			if r.ClientAddress == "" {
+				return fmt.Errorf("node %d: replica %d has no client address in the directory yet", i+1, r.ReplicaID)
+			}
+		}
+	}
+	return nil
+}
+
+func nodeStatus(srv *server.Server) (server.RaftStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if st, err := srv.Status(ctx); err != nil {
-		return false, err
-	} else if st.LeaderID == id {
+	return srv.Status(ctx)
+}
+
+// KeepLeader makes replica id the leader again if leadership moved (an
+// election on a loaded machine). It returns whether it had to. The check
+// is srvr's Mode, as leaderLast orders the nodes.
+func (c *ZkbridgeCluster) KeepLeader(id uint64) (bool, error) {
+	if nodeMode(c.Addrs[id-1]) == "leader" {
 		return false, nil
 	}
-	return true, srv.TransferLeader(ctx, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return true, c.nodes[id-1].TransferLeader(ctx, id)
 }
 
 // Stop stops every node.

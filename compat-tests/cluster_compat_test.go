@@ -3,7 +3,6 @@ package compattests
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,18 +159,4 @@ func leaderLast(addrs []string, d time.Duration) ([]string, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil, fmt.Errorf("no leader within %v (modes %v)", d, modes)
-}
-
-// nodeMode is the Mode line of a node's srvr output ("" if none).
-func nodeMode(addr string) string {
-	out, _, err := fourLetter(addr, []byte("srvr"))
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if m, ok := strings.CutPrefix(l, "Mode: "); ok {
-			return strings.TrimSpace(m)
-		}
-	}
-	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -27,4 +28,18 @@ func fourLetter(addr string, raw []byte) (out string, closed bool, err error) {
 	}
 	// EOF, or a reset after the answer: closed either way
 	return string(b), true, nil
+}
+
+// nodeMode is the Mode line of a node's srvr output ("" if none).
+func nodeMode(addr string) string {
+	out, _, err := fourLetter(addr, []byte("srvr"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if m, ok := strings.CutPrefix(l, "Mode: "); ok {
+			return strings.TrimSpace(m)
+		}
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package compattests
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -148,6 +149,40 @@ func init() {
 			send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("p")})
 			send(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("p/c"), ACL: zkproto.OpenACLUnsafe()})
 			send(zkproto.OpGetChildren2, &zkproto.GetChildren2Request{Path: s.P("p")})
+			for i, x := range xids {
+				r, err := c.Receive(x, ops[i])
+				if err != nil {
+					s.T.Logf("c1 < %v", normErr(err))
+					return
+				}
+				s.T.reply(c.Name, r)
+			}
+		}},
+		&Scenario{Area: "basic", Name: "pipelined read between writes of other paths sees its place", Run: func(s *S) {
+			// The read touches none of the writes' paths, so only the
+			// session order places it: it sees setData /a and not setData
+			// /b, and its watch event comes after its reply and before
+			// setData /b's.
+			c := s.Client("c1")
+			s.Create(c, s.P("a"), []byte("0"), 0)
+			s.Create(c, s.P("b"), []byte("0"), 0)
+			var xids []int32
+			var ops []zkproto.OpCode
+			send := func(op zkproto.OpCode, r zkproto.Record) {
+				x, err := c.Send(op, r)
+				if err != nil {
+					s.Failf("send: %v", err)
+				}
+				xids = append(xids, x)
+				ops = append(ops, op)
+			}
+			for i := 1; i <= 3; i++ {
+				v := []byte(strconv.Itoa(i))
+				send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("a"), Data: v, Version: -1})
+				send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("b"), Watch: true})
+				send(zkproto.OpExists, &zkproto.ExistsRequest{Path: s.P("a")})
+				send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("b"), Data: v, Version: -1})
+			}
 			for i, x := range xids {
 				r, err := c.Receive(x, ops[i])
 				if err != nil {

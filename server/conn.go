@@ -51,10 +51,19 @@ type conn struct {
 	// readOnly marks a connection admitted by a read-only node.
 	readOnly atomic.Bool
 
-	// pending holds requests not yet answered, in request order.
+	// pending holds requests not yet answered, in request order, and the
+	// watch events that must follow replies already computed (deliver).
 	pendMu   sync.Mutex
 	pendCond *sync.Cond
 	pending  []*pendingReply
+	// reads are the deferred reads in pending that have not run yet, in
+	// order; while there are any the connection is in srv.gate.
+	reads []*pendingReply
+	// runScheduled: a runReadsAtHead is on its way.
+	runScheduled bool
+	// unordered counts requests in flight that are neither reads nor
+	// sequenced writes (sync, reconfig): reads behind them do not defer.
+	unordered atomic.Int32
 
 	// out holds frames ready to be written; the writer drains it.
 	outMu    sync.Mutex
@@ -81,6 +90,11 @@ type pendingReply struct {
 	frame   []byte
 	close   bool // close the connection after this reply
 	noToken bool // took no node-wide slot (the connection was already dead)
+	// read is set for a deferred read; started once it has been claimed to
+	// run (see deferred.go).
+	read    *deferredRead
+	started bool
+	event   bool // a watch event held behind earlier replies
 }
 
 type connStats struct {
@@ -128,6 +142,11 @@ func (c *conn) sessionID() int64  { return atomic.LoadInt64(&c.session) }
 func (c *conn) canRead(acl []zkproto.ACL) bool {
 	return sm.CheckACL(acl, zkproto.PermRead, c.authIDs(), c.srv.cfg.SuperDigest)
 }
+
+// deliver queues a watch event after every reply already computed: a reply
+// still held in the pending list behind an earlier request (a read answered
+// at its place, a write completed out of order) left ZooKeeper before the
+// event, so the event waits behind it. Replies not yet computed follow it.
 func (c *conn) deliver(ev zkproto.WatcherEvent) {
 	var e zkproto.Encoder
 	off := e.StartFrame()
@@ -136,7 +155,21 @@ func (c *conn) deliver(ev zkproto.WatcherEvent) {
 	ev.Encode(&e)
 	e.FinishFrame(off)
 	c.srv.metrics.recordResponseSize(e.Len() - 4) // ZooKeeper counts notifications too
-	c.enqueue(e.Bytes())
+	frame := e.Bytes()
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	if !c.drained {
+		for i := len(c.pending) - 1; i >= 0; i-- {
+			if c.pending[i].done {
+				held := &pendingReply{done: true, frame: frame, event: true, noToken: true}
+				c.pending = append(c.pending, nil)
+				copy(c.pending[i+2:], c.pending[i+1:])
+				c.pending[i+1] = held
+				return
+			}
+		}
+	}
+	c.enqueue(frame)
 }
 
 func (c *conn) authIDs() []zkproto.Id {
@@ -226,6 +259,10 @@ func (c *conn) abort() {
 			c.releaseSlot(p)
 		}
 		c.pending = nil
+		if c.reads != nil {
+			c.reads = nil
+			c.srv.gate.remove(c)
+		}
 	}
 	c.pendCond.Broadcast()
 	c.pendMu.Unlock()
@@ -305,15 +342,10 @@ func (c *conn) abortSoon() {
 // call it with the apply lock held (the slots free up only as writes apply).
 func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	p := &pendingReply{xid: xid, op: op, start: time.Now()}
-	select {
-	case c.srv.slots <- struct{}{}:
-	case <-c.dead:
-		p.noToken = true
+	if !c.reserve(p) {
+		return p
 	}
 	c.pendMu.Lock()
-	for len(c.pending) >= maxPendingPerConn && !c.isClosed() {
-		c.pendCond.Wait()
-	}
 	if c.drained {
 		c.pendMu.Unlock()
 		c.releaseSlot(p)
@@ -323,6 +355,27 @@ func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	c.pendMu.Unlock()
 	c.srv.metrics.outstanding.Add(1)
 	return p
+}
+
+// reserve takes p's node-wide slot and waits for room in the connection's
+// pending list. It reports false (p holds no slot) if the connection was
+// drained meanwhile.
+func (c *conn) reserve(p *pendingReply) bool {
+	select {
+	case c.srv.slots <- struct{}{}:
+	case <-c.dead:
+		p.noToken = true
+	}
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	for len(c.pending) >= maxPendingPerConn && !c.isClosed() {
+		c.pendCond.Wait()
+	}
+	if c.drained {
+		c.releaseSlot(p)
+		return false
+	}
+	return true
 }
 
 // releaseSlot returns p's node-wide slot. It never blocks.
@@ -353,8 +406,10 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
 		released++
-		c.releaseSlot(head)
-		c.recordReply(head)
+		if !head.event {
+			c.releaseSlot(head)
+			c.recordReply(head)
+		}
 		if head.frame != nil {
 			c.enqueue(head.frame)
 		}
@@ -365,7 +420,15 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 	if released > 0 {
 		c.pendCond.Broadcast()
 	}
+	// A deferred read now at the head has nothing before it to wait for.
+	run := len(c.pending) > 0 && c.pending[0].read != nil && !c.pending[0].started && !c.runScheduled
+	if run {
+		c.runScheduled = true
+	}
 	c.pendMu.Unlock()
+	if run {
+		go c.runReadsAtHead()
+	}
 }
 
 // waitIdle blocks until every earlier request of the connection has been

@@ -130,6 +130,12 @@ func (c *conn) handleRequest(frame []byte) bool {
 		c.complete(p, replyFrame(h.Xid, 0, zkproto.ErrAuthFailed, nil), true)
 		return false
 	default:
+		if deferrable(h.Type) && c.unordered.Load() == 0 && c.hasPending() {
+			// Behind in-flight writes of this connection: answered at its
+			// place without stopping the reader (deferred.go).
+			c.deferRead(h, req)
+			break
+		}
 		if !c.waitIdle() {
 			return false
 		}
@@ -287,7 +293,9 @@ func statOf(s *zkproto.Stat) zkproto.Stat {
 // committed when the sync was received (a Raft ReadIndex).
 func (c *conn) handleSync(h zkproto.RequestHeader, r *zkproto.SyncRequest) {
 	p := c.addPending(h.Xid, h.Type)
+	c.unordered.Add(1)
 	c.srv.node.readIndex(func(err error) {
+		defer c.unordered.Add(-1)
 		if err != nil {
 			c.log.Warn().Err(err).Msg("sync failed; closing connection")
 			c.abort()
@@ -374,13 +382,13 @@ func (c *conn) handleRead(h zkproto.RequestHeader, req zkproto.Record) {
 	}
 	defer v.Close()
 	zxid, _ := v.LastZxid()
-	code, body := c.read(v, h.Type, req)
+	code, body := c.read(v, h.Type, req, c.authIDs())
 	c.complete(p, replyFrame(h.Xid, zxid, code, body), false)
 }
 
-func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record) (zkproto.ErrCode, zkproto.Record) {
+// read answers one read op from v with the connection's identities ids.
+func (c *conn) read(v *sm.View, op zkproto.OpCode, req zkproto.Record, ids []zkproto.Id) (zkproto.ErrCode, zkproto.Record) {
 	super := c.srv.cfg.SuperDigest
-	ids := c.authIDs()
 	switch op {
 	case zkproto.OpExists:
 		r := req.(*zkproto.ExistsRequest)

@@ -151,15 +151,17 @@ type applyHook func(results []*sm.Result)
 // lockedSM wraps the local state machine so that applying a batch and
 // notifying watches happen under one lock that reads take shared: a read
 // never sees a change whose watch events are not yet queued.
+// It also runs deferred reads at their place in the log (gatedUpdate).
 type lockedSM struct {
 	*sm.StateMachine
-	mu *sync.RWMutex
+	mu   *sync.RWMutex
+	gate *readGate
 }
 
 func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.StateMachine.Update(ents)
+	return gatedUpdate(l.StateMachine, l.gate, ents)
 }
 
 // snapshotEvents logs dragonboat's snapshot and compaction events: how a
@@ -267,7 +269,7 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 // startRaft starts the NodeHost and the data shard's replica, and waits
 // until the replica has opened its state machine. It returns the local
 // state machine so reads can go to it directly.
-func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
+func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGate, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
 	routeDragonboatLogs(log)
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if cfg.DataLogDir != "" {
@@ -298,7 +300,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, fsyncObserve
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
 		local = sm.New(smCfg)
 		close(ready)
-		return &lockedSM{StateMachine: local, mu: applyMu}
+		return &lockedSM{StateMachine: local, mu: applyMu, gate: gate}
 	}
 	// The log behind a snapshot keeps 5× its interval, so a follower a
 	// little behind catches up from the log rather than by a full snapshot.

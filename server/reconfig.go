@@ -68,7 +68,9 @@ func (c *conn) handleReconfig(h zkproto.RequestHeader, r *zkproto.ReconfigReques
 		return
 	}
 	p := c.addPending(h.Xid, h.Type)
+	c.unordered.Add(1)
 	go func() {
+		defer c.unordered.Add(-1)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		code := c.srv.reconfigure(ctx, r)

@@ -36,6 +36,9 @@ type Server struct {
 	// slots holds one token per request in flight on this node, up to
 	// globalOutstandingLimit.
 	slots chan struct{}
+	// gate lists the connections whose deferred reads must run before
+	// their next write is applied (deferred.go).
+	gate *readGate
 
 	connMu    sync.Mutex
 	conns     map[*conn]struct{}
@@ -71,6 +74,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		perIP:     map[string]int{},
 		stop:      make(chan struct{}),
 		slots:     make(chan struct{}, cfg.GlobalOutstandingLimit),
+		gate:      newReadGate(),
 	}
 	srv.mask.Store(306) // ZooKeeper's default trace mask
 	return srv, nil
@@ -103,7 +107,7 @@ func (s *Server) Start(ctx context.Context) error {
 		Notify:      s.applied,
 	}
 	fsync := func(d time.Duration) { s.metrics.fsync.observe(float64(d.Microseconds()) / 1000) }
-	node, store, err := startRaft(&s.cfg, smCfg, &s.applyMu, fsync, s.log)
+	node, store, err := startRaft(&s.cfg, smCfg, &s.applyMu, s.gate, fsync, s.log)
 	if err != nil {
 		ln.Close()
 		return err

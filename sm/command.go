@@ -314,6 +314,20 @@ func DecodeCommand(b []byte) (*Command, error) {
 	return c, nil
 }
 
+// CommandOrigin reads the connection id and sequence number from an
+// encoded command's header without decoding the rest; ok is false if b is
+// not a command of this version.
+func CommandOrigin(b []byte) (conn, seq uint64, ok bool) {
+	if len(b) == 0 || b[0] != CommandVersion {
+		return 0, 0, false
+	}
+	d := &dec{b: b[1:]}
+	d.svar()
+	conn = d.uvar()
+	seq = d.uvar()
+	return conn, seq, d.err == nil
+}
+
 func decodeIDs(d *dec) []zkproto.Id {
 	n := d.count()
 	if n == 0 {

@@ -166,6 +166,11 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 		os.RemoveAll(path)
 		return fmt.Errorf("sm: recover snapshot: %w", err)
 	}
+	if err := s.filter.rebuild(db); err != nil {
+		db.Close()
+		os.RemoveAll(path)
+		return fmt.Errorf("sm: recover snapshot: %w", err)
+	}
 
 	s.mu.Lock()
 	old, oldName := s.db, s.dbName

@@ -86,12 +86,15 @@ type StateMachine struct {
 	stats    TreeStats
 	zxidBase int64     // touched only by the apply path
 	hot      *hotCache // likewise
+	filter   *nodeFilter
 }
 
 var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
 
 // New returns an unopened state machine; dragonboat calls Open.
-func New(cfg Config) *StateMachine { return &StateMachine{cfg: cfg, hot: newHotCache()} }
+func New(cfg Config) *StateMachine {
+	return &StateMachine{cfg: cfg, hot: newHotCache(), filter: newNodeFilter()}
+}
 
 // NewFactory returns a dragonboat factory. cfg maps (shard, replica) to the
 // replica's Config (typically setting Dir).
@@ -132,6 +135,9 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	}
 	stats, err := readTreeStats(db)
 	if err != nil {
+		return err
+	}
+	if err := s.filter.rebuild(db); err != nil {
 		return err
 	}
 	s.statsMu.Lock()
@@ -261,8 +267,9 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, err
 	}
 	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
-	a.t.hot = s.hot
+	a.t.hot, a.t.filter = s.hot, s.filter
 	defer s.hot.discard() // a no-op once published
+	defer s.filter.discard()
 	results := make([]*Result, len(ents))
 	lastZxid := s.lastZxid.Load()
 	stats := s.Stats()
@@ -300,6 +307,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
 	s.hot.publish()
+	s.filter.publish()
 	s.zxidBase = a.zxidBase
 	s.statsMu.Lock()
 	s.stats = stats

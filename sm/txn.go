@@ -20,6 +20,9 @@ type txn struct {
 	nodes map[string]*nodeSlot
 	kv    map[string]*kvSlot
 	hot   *hotCache // nil outside Update
+	// filter spares the Pebble read of a node that surely does not exist;
+	// nil outside Update.
+	filter *nodeFilter
 	// written holds the node records committed into the batch by earlier
 	// entries of this Update (nil: deleted), so that the next entry finds
 	// a parent it just changed without a Pebble read through the batch,
@@ -115,7 +118,12 @@ func (t *txn) node(p string) (*nodeRec, error) {
 		t.nodes[p] = &nodeSlot{rec: rec, stored: rec != nil}
 		return rec, nil
 	}
-	v, err := readRaw(t.r, nodeKey(p))
+	k := nodeKey(p)
+	if t.filter.absent(k) {
+		t.nodes[p] = &nodeSlot{}
+		return nil, nil
+	}
+	v, err := readRaw(t.r, k)
 	if err != nil {
 		return nil, err
 	}
@@ -158,13 +166,17 @@ func (t *txn) commit(b *pebble.Batch) error {
 		var err error
 		switch {
 		case s.rec == nil:
-			err = b.Delete(nodeKey(p), nil)
+			k := nodeKey(p)
+			err = b.Delete(k, nil)
 			if err == nil && s.stored {
+				t.filter.remove(k)
 				err = b.Delete(childKey(p), nil)
 			}
 		default:
-			err = b.Set(nodeKey(p), s.rec.encode(), nil)
+			k := nodeKey(p)
+			err = b.Set(k, s.rec.encode(), nil)
 			if err == nil && !s.stored {
+				t.filter.add(k)
 				err = b.Set(childKey(p), nil, nil)
 			}
 		}

@@ -353,7 +353,6 @@ func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	}
 	c.pending = append(c.pending, p)
 	c.pendMu.Unlock()
-	c.srv.metrics.outstanding.Add(1)
 	return p
 }
 
@@ -363,6 +362,7 @@ func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 func (c *conn) reserve(p *pendingReply) bool {
 	select {
 	case c.srv.slots <- struct{}{}:
+		c.srv.metrics.outstanding.Add(1) // releaseSlot takes it back
 	case <-c.dead:
 		p.noToken = true
 	}

@@ -151,7 +151,6 @@ func (c *conn) deferRead(h zkproto.RequestHeader, req zkproto.Record) {
 		c.runScheduled = true
 	}
 	c.pendMu.Unlock()
-	c.srv.metrics.outstanding.Add(1)
 	if atHead {
 		c.runReadsAtHead()
 	}

@@ -39,6 +39,7 @@ func serverCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "read-only-mode", Usage: "without a leader, serve clients that allow it read-only (readonlymode.enabled)"},
 			&ucli.BoolFlag{Name: "reconfig-enabled", Usage: "admit the reconfig operation, for super or WRITE on /zookeeper/config (reconfigEnabled)"},
 			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
+			&ucli.DurationFlag{Name: "election-timeout", Usage: "Raft election timeout: a leader that hears from no quorum this long steps down (failover takes about 1-2x this)", Value: server.DefaultElectionTimeout},
 			&ucli.Uint64Flag{Name: "snapshot-entries", Usage: "applied entries between Raft snapshots, after which the log is compacted (zoo.cfg snapCount)", Value: server.DefaultSnapshotEntries},
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
@@ -96,6 +97,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
 	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
 	set("snapshot-entries", func() { cfg.SnapshotEntries = c.Uint64("snapshot-entries") })
+	set("election-timeout", func() { cfg.ElectionTimeout = c.Duration("election-timeout") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
 	if c.IsSet("4lw") {
 		cfg.FourLetterWords = c.StringSlice("4lw")

@@ -183,7 +183,7 @@ func (c *ProcCluster) Start(i int) {
 	args := []string{"server", "--data-dir", nd.dir, "--client-addr", nd.Client,
 		"--peer-addr", nd.Peer, "--admin-addr", nd.Admin, "--replica-id", fmt.Sprint(nd.ID),
 		"--peers", nd.peers, "--4lw", "*", "--tick-time", c.opts.TickTime.String(),
-		"--log-format", "json"}
+		"--election-timeout", SuiteElectionTimeout.String(), "--log-format", "json"}
 	if nd.listen != "" {
 		args = append(args, "--peer-listen-addr", nd.listen)
 	}

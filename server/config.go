@@ -65,6 +65,11 @@ type Config struct {
 	// SnapshotEntries is how many applied entries trigger a Raft snapshot,
 	// after which the log before it is compacted (zoo.cfg snapCount).
 	SnapshotEntries uint64 `yaml:"snapshot_entries"`
+	// ElectionTimeout is Raft's election timeout (randomized up to twice
+	// it); a leader that hears from no quorum for that long steps down.
+	// Short means a fast failover; on a loaded machine where a node can
+	// stall for longer, it means spurious elections.
+	ElectionTimeout time.Duration `yaml:"election_timeout"`
 
 	// TickTime is ZooKeeper's basic time unit.
 	TickTime time.Duration `yaml:"tick_time"`
@@ -109,6 +114,8 @@ const (
 	// DefaultSnapshotEntries is smaller than ZooKeeper's snapCount
 	// (100000): a snapshot of the on-disk state machine is cheap.
 	DefaultSnapshotEntries = 10000
+	// DefaultElectionTimeout: 20 Raft ticks of 10 ms.
+	DefaultElectionTimeout = 200 * time.Millisecond
 )
 
 // DefaultConfig returns the embedded single-node default.
@@ -146,6 +153,9 @@ func (c *Config) Normalize() {
 	}
 	if c.SnapshotEntries == 0 {
 		c.SnapshotEntries = DefaultSnapshotEntries
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = DefaultElectionTimeout
 	}
 	if c.InitLimit <= 0 {
 		c.InitLimit = 10
@@ -187,6 +197,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
 			return fmt.Errorf("config: admin address %q: %w", c.AdminAddr, err)
 		}
+	}
+	if c.ElectionTimeout < 50*time.Millisecond || c.ElectionTimeout > time.Minute {
+		return fmt.Errorf("config: election timeout %v is outside 50ms..1m", c.ElectionTimeout)
 	}
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)

@@ -170,6 +170,14 @@ func TestValidate(t *testing.T) {
 	if c.Validate() == nil {
 		t.Fatal("bad client address accepted")
 	}
+	c = DefaultConfig()
+	if c.ElectionTimeout != DefaultElectionTimeout || c.Validate() != nil {
+		t.Fatalf("default election timeout %v not valid", c.ElectionTimeout)
+	}
+	c.ElectionTimeout = 10 * time.Millisecond
+	if c.Validate() == nil {
+		t.Fatal("10ms election timeout accepted (dragonboat needs more than 2 heartbeats of 2 ticks)")
+	}
 }
 
 func TestZooCfgCluster(t *testing.T) {

@@ -266,6 +266,10 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 	panic(fmt.Sprintf(format, args...))
 }
 
+// raftRTT is dragonboat's tick in milliseconds: election and heartbeat
+// timeouts count in it.
+const raftRTT = 10
+
 // startRaft starts the NodeHost and the data shard's replica, and waits
 // until the replica has opened its state machine. It returns the local
 // state machine so reads can go to it directly.
@@ -281,7 +285,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
 	nhc := config.NodeHostConfig{
 		NodeHostDir:         raftDir,
-		RTTMillisecond:      10,
+		RTTMillisecond:      raftRTT,
 		RaftAddress:         cfg.PeerAddr,
 		ListenAddress:       cfg.PeerListenAddr,
 		RaftEventListener:   leaders,
@@ -307,7 +311,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 	rc := config.Config{
 		ShardID:             dataShard,
 		ReplicaID:           cfg.ReplicaID,
-		ElectionRTT:         20,
+		ElectionRTT:         uint64(cfg.ElectionTimeout / (raftRTT * time.Millisecond)),
 		HeartbeatRTT:        2,
 		CheckQuorum:         true,
 		PreVote:             true,

@@ -342,24 +342,16 @@ func (c *conn) abortSoon() {
 // call it with the apply lock held (the slots free up only as writes apply).
 func (c *conn) addPending(xid int32, op zkproto.OpCode) *pendingReply {
 	p := &pendingReply{xid: xid, op: op, start: time.Now()}
-	if !c.reserve(p) {
-		return p
-	}
-	c.pendMu.Lock()
-	if c.drained {
-		c.pendMu.Unlock()
-		c.releaseSlot(p)
-		return p
-	}
-	c.pending = append(c.pending, p)
-	c.pendMu.Unlock()
+	c.push(p)
 	return p
 }
 
-// reserve takes p's node-wide slot and waits for room in the connection's
-// pending list. It reports false (p holds no slot) if the connection was
-// drained meanwhile.
-func (c *conn) reserve(p *pendingReply) bool {
+// push takes p's node-wide slot, waits for room in the connection's pending
+// list and appends p (a deferred read to c.reads too). If the connection
+// was drained meanwhile, p is dropped and holds no slot. It reports whether
+// p is a deferred read now at the head, which the caller must run: nothing
+// else will. The same rules as addPending's apply.
+func (c *conn) push(p *pendingReply) (runNow bool) {
 	select {
 	case c.srv.slots <- struct{}{}:
 		c.srv.metrics.outstanding.Add(1) // releaseSlot takes it back
@@ -375,7 +367,19 @@ func (c *conn) reserve(p *pendingReply) bool {
 		c.releaseSlot(p)
 		return false
 	}
-	return true
+	c.pending = append(c.pending, p)
+	if p.read == nil {
+		return false
+	}
+	c.reads = append(c.reads, p)
+	if len(c.reads) == 1 {
+		c.srv.gate.add(c)
+	}
+	if len(c.pending) == 1 {
+		c.runScheduled = true
+		return true
+	}
+	return false
 }
 
 // releaseSlot returns p's node-wide slot. It never blocks.

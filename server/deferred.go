@@ -132,26 +132,7 @@ func gatedUpdate(s *sm.StateMachine, g *readGate, ents []dbsm.Entry) ([]dbsm.Ent
 func (c *conn) deferRead(h zkproto.RequestHeader, req zkproto.Record) {
 	p := &pendingReply{xid: h.Xid, op: h.Type, start: time.Now(),
 		read: &deferredRead{h: h, req: req, ids: c.authIDs(), after: c.seq}}
-	if !c.reserve(p) {
-		return
-	}
-	c.pendMu.Lock()
-	if c.drained {
-		c.pendMu.Unlock()
-		c.releaseSlot(p)
-		return
-	}
-	c.pending = append(c.pending, p)
-	c.reads = append(c.reads, p)
-	if len(c.reads) == 1 {
-		c.srv.gate.add(c)
-	}
-	atHead := len(c.pending) == 1
-	if atHead {
-		c.runScheduled = true
-	}
-	c.pendMu.Unlock()
-	if atHead {
+	if c.push(p) {
 		c.runReadsAtHead()
 	}
 }

@@ -132,31 +132,15 @@ func init() {
 		}},
 		&Scenario{Area: "basic", Name: "pipelined reads and writes reply in order", Run: func(s *S) {
 			c := s.Client("c1")
-			var xids []int32
-			ops := []zkproto.OpCode{}
-			send := func(op zkproto.OpCode, r zkproto.Record) {
-				x, err := c.Send(op, r)
-				if err != nil {
-					s.Failf("send: %v", err)
-				}
-				xids = append(xids, x)
-				ops = append(ops, op)
-			}
-			send(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("p"), ACL: zkproto.OpenACLUnsafe()})
-			send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("p")})
-			send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("p"), Data: []byte("1"), Version: -1})
-			send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("p"), Data: []byte("2"), Version: -1})
-			send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("p")})
-			send(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("p/c"), ACL: zkproto.OpenACLUnsafe()})
-			send(zkproto.OpGetChildren2, &zkproto.GetChildren2Request{Path: s.P("p")})
-			for i, x := range xids {
-				r, err := c.Receive(x, ops[i])
-				if err != nil {
-					s.T.Logf("c1 < %v", normErr(err))
-					return
-				}
-				s.T.reply(c.Name, r)
-			}
+			pl := s.Pipeline(c)
+			pl.Send(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("p"), ACL: zkproto.OpenACLUnsafe()})
+			pl.Send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("p")})
+			pl.Send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("p"), Data: []byte("1"), Version: -1})
+			pl.Send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("p"), Data: []byte("2"), Version: -1})
+			pl.Send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("p")})
+			pl.Send(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("p/c"), ACL: zkproto.OpenACLUnsafe()})
+			pl.Send(zkproto.OpGetChildren2, &zkproto.GetChildren2Request{Path: s.P("p")})
+			pl.Replies()
 		}},
 		&Scenario{Area: "basic", Name: "pipelined read between writes of other paths sees its place", Run: func(s *S) {
 			// The read touches none of the writes' paths, so only the
@@ -166,31 +150,15 @@ func init() {
 			c := s.Client("c1")
 			s.Create(c, s.P("a"), []byte("0"), 0)
 			s.Create(c, s.P("b"), []byte("0"), 0)
-			var xids []int32
-			var ops []zkproto.OpCode
-			send := func(op zkproto.OpCode, r zkproto.Record) {
-				x, err := c.Send(op, r)
-				if err != nil {
-					s.Failf("send: %v", err)
-				}
-				xids = append(xids, x)
-				ops = append(ops, op)
-			}
+			pl := s.Pipeline(c)
 			for i := 1; i <= 3; i++ {
 				v := []byte(strconv.Itoa(i))
-				send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("a"), Data: v, Version: -1})
-				send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("b"), Watch: true})
-				send(zkproto.OpExists, &zkproto.ExistsRequest{Path: s.P("a")})
-				send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("b"), Data: v, Version: -1})
+				pl.Send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("a"), Data: v, Version: -1})
+				pl.Send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: s.P("b"), Watch: true})
+				pl.Send(zkproto.OpExists, &zkproto.ExistsRequest{Path: s.P("a")})
+				pl.Send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: s.P("b"), Data: v, Version: -1})
 			}
-			for i, x := range xids {
-				r, err := c.Receive(x, ops[i])
-				if err != nil {
-					s.T.Logf("c1 < %v", normErr(err))
-					return
-				}
-				s.T.reply(c.Name, r)
-			}
+			pl.Replies()
 		}},
 		&Scenario{Area: "basic", Name: "setACL versions and stat", Run: func(s *S) {
 			c := s.Client("c1")

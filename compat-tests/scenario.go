@@ -91,6 +91,40 @@ func (s *S) Connect(name string, o DialOptions) *Client {
 // Client opens a session with default options.
 func (s *S) Client(name string) *Client { return s.Connect(name, DialOptions{}) }
 
+// Pipeline sends requests on c without waiting for their replies; Replies
+// then records them in order, with the watch events that arrive among them.
+func (s *S) Pipeline(c *Client) *Pipeline { return &Pipeline{s: s, c: c} }
+
+// Pipeline is a run of requests in flight on one client.
+type Pipeline struct {
+	s    *S
+	c    *Client
+	xids []int32
+	ops  []zkproto.OpCode
+}
+
+// Send writes one request.
+func (p *Pipeline) Send(op zkproto.OpCode, r zkproto.Record) {
+	x, err := p.c.Send(op, r)
+	if err != nil {
+		p.s.Failf("send: %v", err)
+	}
+	p.xids = append(p.xids, x)
+	p.ops = append(p.ops, op)
+}
+
+// Replies reads and records every reply, stopping at the first failure.
+func (p *Pipeline) Replies() {
+	for i, x := range p.xids {
+		r, err := p.c.Receive(x, p.ops[i])
+		if err != nil {
+			p.s.T.Logf("%s < %v", p.c.Name, normErr(err))
+			return
+		}
+		p.s.T.reply(p.c.Name, r)
+	}
+}
+
 // normErr names a failed exchange. A server that drops the connection may
 // be seen mid-write (broken pipe) or mid-read: both are "closed".
 func normErr(err error) string {

@@ -12,7 +12,6 @@ type frameKind struct {
 	xid  int32
 	err  zkproto.ErrCode
 	zxid int64
-	data string // getData's data
 	ev   string // a watch event's "type path"
 }
 
@@ -34,6 +33,17 @@ func (c *testClient) frame() frameKind {
 	return f
 }
 
+// createWithZero creates each path with data "0", one at a time.
+func (c *testClient) createWithZero(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: []byte("0"), ACL: zkproto.OpenACLUnsafe()})
+		if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+			t.Fatalf("create %s: %v", p, h.Err)
+		}
+	}
+}
+
 // A read pipelined between two writes of its connection sees the first and
 // not the second, whatever path they touch, and its watch event comes after
 // its reply and before the reply of the write that fires it. Many rounds in
@@ -42,12 +52,7 @@ func (c *testClient) frame() frameKind {
 func TestDeferredReadsAnswerAtTheirPlaceInTheSessionOrder(t *testing.T) {
 	s := startTestServer(t, nil)
 	c := dial(t, s)
-	for _, p := range []string{"/a", "/b"} {
-		c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: []byte("0"), ACL: zkproto.OpenACLUnsafe()})
-		if h, _ := c.reply(); h.Err != zkproto.ErrOK {
-			t.Fatalf("create %s: %v", p, h.Err)
-		}
-	}
+	c.createWithZero(t, "/a", "/b")
 	const rounds = 400
 	type round struct{ setA, getB, setB int32 }
 	rs := make([]round, rounds)
@@ -86,12 +91,7 @@ func TestDeferredReadsAnswerAtTheirPlaceInTheSessionOrder(t *testing.T) {
 func TestDeferredReadsNeverSeeTheirConnectionsLaterWrites(t *testing.T) {
 	s := startTestServer(t, nil)
 	c := dial(t, s)
-	for _, p := range []string{"/a", "/b"} {
-		c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: []byte("0"), ACL: zkproto.OpenACLUnsafe()})
-		if h, _ := c.reply(); h.Err != zkproto.ErrOK {
-			t.Fatalf("create %s: %v", p, h.Err)
-		}
-	}
+	c.createWithZero(t, "/a", "/b")
 	const rounds = 400
 	var xids []int32
 	for i := 1; i <= rounds; i++ {

@@ -226,5 +226,25 @@ func (c *Client) Closed(wait time.Duration) bool {
 	return !(errors.As(err, &ne) && ne.Timeout())
 }
 
+// EndSession sends closeSession and reports whether its reply arrived
+// within wait (watch events before it are dropped, not recorded).
+func (c *Client) EndSession(wait time.Duration) bool {
+	xid, err := c.Send(zkproto.OpCloseSession, nil)
+	if err != nil {
+		return false
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(wait))
+	for {
+		frame, err := c.fr.Next()
+		if err != nil {
+			return false
+		}
+		var h zkproto.ReplyHeader
+		if h.Decode(zkproto.NewDecoder(frame)) == nil && h.Xid == xid {
+			return true
+		}
+	}
+}
+
 // Close closes the TCP connection without a closeSession.
 func (c *Client) Close() { c.nc.Close() }

@@ -23,8 +23,7 @@ func runOn(sc *Scenario, addrs []string, server string) ([]string, []string) {
 	// The scenario's root is made by a setup session outside the transcript.
 	if setup, _, err := Connect(addrs[0], "setup", NewTranscript(), DialOptions{}); err == nil {
 		_, _ = setup.Call(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.Root, ACL: zkproto.OpenACLUnsafe()})
-		_, _ = setup.Send(zkproto.OpCloseSession, nil)
-		setup.Closed(2 * time.Second)
+		setup.EndSession(2 * time.Second)
 		setup.Close()
 	} else {
 		s.Failf("setup session: %v", err)
@@ -71,8 +70,7 @@ func removeTree(addr, path string) {
 		_, _ = c.Call(zkproto.OpDelete, &zkproto.DeleteRequest{Path: p, Version: -1})
 	}
 	walk(path)
-	_, _ = c.Send(zkproto.OpCloseSession, nil)
-	c.Closed(2 * time.Second)
+	c.EndSession(2 * time.Second)
 }
 
 type tally struct{ scenarios, match, deliberate, mismatch, skipped int }

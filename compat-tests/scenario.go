@@ -377,10 +377,32 @@ func nodeZxid(addr string) (int64, error) {
 // Close ends every session the scenario opened (closeSession), so none
 // expires later in another scenario's window.
 func (s *S) closeAll() {
+	ended := map[int64]bool{}
+	var orphans []*Client
 	for _, c := range s.clients {
-		_, _ = c.Send(zkproto.OpCloseSession, nil)
-		c.Closed(2 * time.Second)
+		if c.EndSession(2 * time.Second) {
+			ended[c.SessionID] = true
+		} else {
+			orphans = append(orphans, c)
+		}
 		c.Close()
+	}
+	// A session whose connection the server closed (a protocol error, a
+	// drained node) would expire a timeout later: a transaction in a later
+	// scenario's window, which moves the zxid its reads answer with. End
+	// it now through a new connection to it.
+	for _, c := range orphans {
+		if c.SessionID == 0 || ended[c.SessionID] {
+			continue
+		}
+		ended[c.SessionID] = true
+		if e, resp, err := Connect(s.Addrs[s.nodeOf(c)], "teardown", NewTranscript(),
+			DialOptions{SessionID: c.SessionID, Passwd: c.Passwd, Timeout: c.Timeout}); err == nil {
+			if resp.TimeOut > 0 {
+				e.EndSession(2 * time.Second)
+			}
+			e.Close()
+		}
 	}
 	s.clients = nil
 }

@@ -625,11 +625,66 @@ func (f timedLogDBFactory) Name() string { return f.inner.Name() }
 type timedLogDB struct {
 	raftio.ILogDB
 	observe func(time.Duration)
+	mu      sync.Mutex
+	// state is the Raft state (term, vote, commit) last saved, per replica.
+	state map[raftio.NodeInfo]raftpb.State
 }
 
+// SaveRaftState fills in the unchanged state of every update that leaves
+// it out, saves them and times the save when it syncs.
+//
+// Dragonboat leaves an update's State empty when it did not change. The
+// tan log store keeps the state of the last update it wrote, an empty one
+// included, and syncs an update whose term or vote differs from it. So
+// after an update of new entries alone (state unchanged, so empty), the
+// next update that only moves the commit index looked like a new term and
+// paid an fsync that nothing needs: one more fsync on the leader's step
+// worker per write, which the next proposal queued behind. Restating the
+// unchanged state writes the same value the store already holds.
 func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) error {
+	updates, sync := t.withState(updates)
 	start := time.Now()
 	err := t.ILogDB.SaveRaftState(updates, shardID)
-	t.observe(time.Since(start))
+	if sync {
+		t.observe(time.Since(start))
+	}
 	return err
+}
+
+// withState returns updates with every empty State replaced by the
+// replica's last saved one (a copy when any is replaced, the caller's
+// slice is dragonboat's), and whether the store syncs them: new entries, a
+// snapshot, or a new term or vote. A save without a sync (the commit index
+// moving on) is not an fsync time; ZooKeeper's fsynctime counts only log
+// syncs.
+func (t *timedLogDB) withState(updates []raftpb.Update) ([]raftpb.Update, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.state == nil {
+		t.state = map[raftio.NodeInfo]raftpb.State{}
+	}
+	copied, sync := false, false
+	for i, u := range updates {
+		if len(u.EntriesToSave) > 0 || !raftpb.IsEmptySnapshot(u.Snapshot) {
+			sync = true
+		}
+		key := raftio.NodeInfo{ShardID: u.ShardID, ReplicaID: u.ReplicaID}
+		prev, known := t.state[key]
+		if raftpb.IsEmptyState(u.State) {
+			if !known {
+				continue // after a restart, until the state first changes
+			}
+			if !copied {
+				updates = append([]raftpb.Update(nil), updates...)
+				copied = true
+			}
+			updates[i].State = prev
+			continue
+		}
+		if !known || prev.Term != u.State.Term || prev.Vote != u.State.Vote {
+			sync = true
+		}
+		t.state[key] = u.State
+	}
+	return updates, sync
 }

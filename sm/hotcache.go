@@ -1,6 +1,12 @@
 package sm
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+)
 
 // hotCache keeps, across Updates, the values of the few keys nearly every
 // write reads: ACL records and their dedupe index, the quota count, and the
@@ -9,10 +15,12 @@ import "bytes"
 // point lookups that reach sstables (a third of the apply CPU in a set
 // benchmark, and a sixth more for the session).
 //
-// It is a write-through cache of committed state, so it cannot change what
-// Apply computes: txn.commit stages the cacheable keys it writes, and only
-// a successful batch commit publishes them (publish); a snapshot recovery
-// drops everything (reset). It is touched only by the apply path.
+// It cannot change what Apply computes: txn.commit stages the cacheable
+// keys it writes instead of putting them in the batch, later entries read
+// them staged, write puts each one in the batch once before it commits,
+// and only a successful batch commit publishes them (publish); a snapshot
+// recovery drops everything (reset). It is touched only by the apply path,
+// and every apply read of these keys goes through txn.get.
 type hotCache struct {
 	vals    map[string][]byte // nil value: known absent
 	staged  map[string][]byte // written by this Update's committed entries
@@ -56,6 +64,34 @@ func (c *hotCache) stage(k string, v []byte) {
 	if c != nil {
 		c.staged[k] = v[:len(v):len(v)]
 	}
+}
+
+// write puts the staged writes into the Update's batch, each key once with
+// its last value, in key order. Every entry of the Update writes a session
+// record (and many an ACL record); staging them instead of writing each
+// into the batch spares a batch and a memtable insert per entry, and
+// compaction the versions nobody could read.
+func (c *hotCache) write(b *pebble.Batch) error {
+	if c == nil || len(c.staged) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(c.staged))
+	for k := range c.staged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var err error
+		if v := c.staged[k]; v == nil {
+			err = b.Delete([]byte(k), nil)
+		} else {
+			err = b.Set([]byte(k), v, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("write %q: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // publish makes the staged writes committed, after the batch committed.

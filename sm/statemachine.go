@@ -287,6 +287,9 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		stats.plus(a.sizes)
 		e.Result = sm.Result{Value: uint64(res.Zxid), Data: res.Encode()}
 	}
+	if err := s.hot.write(b); err != nil {
+		return nil, err
+	}
 	maxRec, maxBytes := s.cfg.retention()
 	if err := trimLog(b, &meta, maxRec, maxBytes); err != nil {
 		return nil, err

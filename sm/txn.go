@@ -194,6 +194,12 @@ func (t *txn) commit(b *pebble.Batch) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		s := t.kv[k]
+		if t.hot != nil && cacheable([]byte(k)) {
+			// Reads of this Update find it staged; the batch gets the
+			// last value once, at the end (hotCache.write).
+			t.hot.stage(k, s.val)
+			continue
+		}
 		var err error
 		if s.val == nil {
 			err = b.Delete([]byte(k), nil)
@@ -202,9 +208,6 @@ func (t *txn) commit(b *pebble.Batch) error {
 		}
 		if err != nil {
 			return fmt.Errorf("write %q: %w", k, err)
-		}
-		if cacheable([]byte(k)) {
-			t.hot.stage(k, s.val)
 		}
 	}
 	t.reset()

@@ -36,6 +36,9 @@
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
 #   BENCH_REPEAT     runs per workload and system (default 2)
 #   BENCH_ARGS       extra `zkbridge bench` flags for every run, e.g. "--connections 20"
+#   BENCH_AT1_ROLE   which node a W@1 run connects to on a cluster: follower (default),
+#                    leader, or any (the first address); the same role for both systems,
+#                    asked from each node's srvr before every run
 #   BENCH_MEMORY     1 (default): measure memory per znode and restart time; 0: skip
 #   BENCH_ZNODES     znodes created for that (default 1000000; e.g. 100000 for a quick run)
 #   ZK_HEAP          ZooKeeper's heap per node (default 1g)
@@ -55,9 +58,11 @@ warmup=${BENCH_WARMUP:-2s}
 prewarm=${BENCH_PREWARM:-10s}
 repeat=${BENCH_REPEAT:-2}
 extra=${BENCH_ARGS:-}
+at1_role=${BENCH_AT1_ROLE:-follower}
 export ZK_HEAP=${ZK_HEAP:-1g}
 
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
+case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be follower, leader or any" ;; esac
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
 [[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
 [[ "$znodes" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ZNODES must be a positive integer"
@@ -159,6 +164,34 @@ bench() { # addr out-file args...
   "$bin" bench --addr "$addr" --progress 0 --json "$@" $extra >"$out"
 }
 
+node_mode() { # host:port -> the Mode line of its srvr (leader, follower, standalone)
+  local fd line
+  exec {fd}<>"/dev/tcp/${1%:*}/${1##*:}" || return 1
+  printf srvr >&"$fd"
+  while IFS= read -r -t 5 line <&"$fd"; do
+    case $line in "Mode: "*) echo "${line#Mode: }" ;; esac
+  done
+  exec {fd}>&-
+}
+
+# at1_addr addr-list: the first node in the list whose role is at1_role.
+# Client placement matters at one outstanding request (a follower forwards
+# to the leader), and which node leads differs between the two systems, so
+# both are measured through the same role. A standalone server, or no
+# match, gets the first address.
+at1_addr() {
+  local a
+  if [ "$at1_role" != any ]; then
+    for a in ${1//,/ }; do
+      if [ "$(node_mode "$a" 2>/dev/null)" = "$at1_role" ]; then
+        echo "$a"
+        return
+      fi
+    done
+  fi
+  echo "${1%%,*}"
+}
+
 ncpu=$(nproc)
 log "load generator and servers share this machine's $ncpu cores; the servers not under test idle"
 for n in $nodes_list; do
@@ -174,7 +207,12 @@ for n in $nodes_list; do
         addr=$zk_addr; [ "$sys" = zb ] && addr=$zb_addr
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
         keep=(); [ "${w%@1}" = create ] && keep=(--no-cleanup)
-        shape=(); [ "${w%@1}" != "$w" ] && shape=(--connections 1 --outstanding 1)
+        shape=()
+        if [ "${w%@1}" != "$w" ]; then
+          shape=(--connections 1 --outstanding 1)
+          addr=$(at1_addr "$addr")
+          log "  one connection to $addr"
+        fi
         bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@1}" --duration "$duration" --warmup "$warmup" \
           "${keep[@]}" "${shape[@]}" ||
           echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
@@ -330,7 +368,7 @@ if [ -n "$nodes_list" ]; then
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
-  echo "W@1 rows: one connection, one request outstanding (latency); the others: zkbridge bench's connections and outstanding."
+  echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; the others: zkbridge bench's connections and outstanding."
 fi
 
 # The memory and restart table: one run per system.
@@ -374,5 +412,5 @@ if [ "$memory" = 1 ]; then
   echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
   echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
 fi
-printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
-  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$memory" "$znodes" "$ZK_HEAP"
+printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
+  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$memory" "$znodes" "$ZK_HEAP"

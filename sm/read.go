@@ -109,7 +109,8 @@ func (v *View) Exists(p string) (zkproto.Stat, error) {
 }
 
 // Children returns the child names (byte order) and the node's stat, or
-// zkproto.ErrNoNode.
+// zkproto.ErrNoNode. The names may be shared with other readers: callers
+// must not modify them.
 func (v *View) Children(p string) ([]string, zkproto.Stat, error) {
 	n, err := v.node(p)
 	if err != nil {
@@ -117,6 +118,10 @@ func (v *View) Children(p string) ([]string, zkproto.Stat, error) {
 	}
 	if n == nil {
 		return nil, zkproto.Stat{}, zkproto.ErrNoNode
+	}
+	st := n.stat()
+	if names, ok := v.s.children.get(p, &st); ok {
+		return names, st, nil
 	}
 	lo, hi := childRange(spaceChild, p)
 	names := make([]string, 0, n.numChildren)
@@ -127,7 +132,8 @@ func (v *View) Children(p string) ([]string, zkproto.Stat, error) {
 	if err != nil {
 		return nil, zkproto.Stat{}, fmt.Errorf("sm: children %s: %w", p, err)
 	}
-	return names, n.stat(), nil
+	v.s.children.put(p, &st, names)
+	return names, st, nil
 }
 
 // AllChildrenNumber counts all descendants of p (getAllChildrenNumber).

@@ -186,6 +186,7 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	s.lastZxid.Store(last)
 	s.zxidBase = base
 	s.hot.reset()
+	s.children.reset()
 	s.statsMu.Lock()
 	s.stats = stats
 	s.statsMu.Unlock()

@@ -87,13 +87,14 @@ type StateMachine struct {
 	zxidBase int64     // touched only by the apply path
 	hot      *hotCache // likewise
 	filter   *nodeFilter
+	children *childCache // child listings, read side only
 }
 
 var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
 
 // New returns an unopened state machine; dragonboat calls Open.
 func New(cfg Config) *StateMachine {
-	return &StateMachine{cfg: cfg, hot: newHotCache(), filter: newNodeFilter()}
+	return &StateMachine{cfg: cfg, hot: newHotCache(), filter: newNodeFilter(), children: newChildCache()}
 }
 
 // NewFactory returns a dragonboat factory. cfg maps (shard, replica) to the
@@ -150,6 +151,7 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.lastZxid.Store(last)
 	s.zxidBase = base
 	s.hot.reset() // a new database: nothing cached holds
+	s.children.reset()
 	return nil
 }
 

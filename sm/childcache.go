@@ -20,6 +20,7 @@ import (
 type childCache struct {
 	mu      sync.Mutex
 	entries map[string]childEntry
+	names   int // names held by entries
 }
 
 type childEntry struct {
@@ -28,10 +29,12 @@ type childEntry struct {
 	names    []string // shared by every reader: never modified
 }
 
-// Bounds: directories cached, and children per cached directory (a bigger
-// listing is scanned every time rather than pinned in memory).
+// Bounds: directories cached, names held in all (a few MB), and children
+// per cached directory (a bigger listing is scanned every time rather than
+// pinned in memory).
 const (
 	childCacheEntries  = 4096
+	childCacheNames    = 1 << 16
 	childCacheMaxNames = 1024
 )
 
@@ -49,22 +52,33 @@ func (c *childCache) get(p string, st *zkproto.Stat) ([]string, bool) {
 }
 
 // put remembers the children names of p at stat st. When the cache is
-// full it starts over: simpler than an LRU, and a listing workload refills
-// it within one round.
+// full (entries or names) it starts over: simpler than an LRU, and a
+// listing workload refills it within one round.
 func (c *childCache) put(p string, st *zkproto.Stat, names []string) {
 	if len(names) > childCacheMaxNames {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[p]; !ok && len(c.entries) >= childCacheEntries {
-		clear(c.entries)
+	if old, ok := c.entries[p]; ok {
+		c.names -= len(old.names)
+	} else if len(c.entries) >= childCacheEntries {
+		c.clearLocked()
+	}
+	if c.names+len(names) > childCacheNames {
+		c.clearLocked()
 	}
 	c.entries[p] = childEntry{czxid: st.Czxid, cversion: st.Cversion, names: names}
+	c.names += len(names)
+}
+
+func (c *childCache) clearLocked() {
+	clear(c.entries)
+	c.names = 0
 }
 
 func (c *childCache) reset() {
 	c.mu.Lock()
-	clear(c.entries)
+	c.clearLocked()
 	c.mu.Unlock()
 }

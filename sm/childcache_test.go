@@ -3,6 +3,8 @@ package sm
 import (
 	"reflect"
 	"testing"
+
+	"github.com/zkbridge/zkbridge/zkproto"
 )
 
 // Listings served from the child cache are those a scan gives: after
@@ -61,4 +63,34 @@ func TestChildCacheListsWhatTheTreeHolds(t *testing.T) {
 		t.Fatalf("recreated /d cversion %d, want 4, that of the cached [b c] (the test relies on it)", st.Cversion)
 	}
 	listNow("x", "y")
+}
+
+// The cache stays within its bounds: it starts over rather than grow past
+// its entry or name budget, and never keeps an oversize listing.
+func TestChildCacheBounds(t *testing.T) {
+	c := newChildCache()
+	names := make([]string, childCacheMaxNames)
+	for i := 0; i < 3*childCacheNames/childCacheMaxNames; i++ {
+		c.put(string(rune('a'+i%26))+string(rune(i)), &zkproto.Stat{Czxid: int64(i)}, names)
+		if c.names > childCacheNames || len(c.entries) > childCacheEntries {
+			t.Fatalf("after %d puts: %d names in %d entries", i+1, c.names, len(c.entries))
+		}
+	}
+	c.put("/big", &zkproto.Stat{}, make([]string, childCacheMaxNames+1))
+	if _, ok := c.get("/big", &zkproto.Stat{}); ok {
+		t.Fatalf("an oversize listing was cached")
+	}
+	for i := 0; i < 2*childCacheEntries; i++ {
+		c.put("/d"+string(rune(i)), &zkproto.Stat{}, nil)
+		if len(c.entries) > childCacheEntries {
+			t.Fatalf("%d entries", len(c.entries))
+		}
+	}
+	// Replacing an entry keeps the name count exact.
+	c.reset()
+	c.put("/x", &zkproto.Stat{Cversion: 1}, make([]string, 10))
+	c.put("/x", &zkproto.Stat{Cversion: 2}, make([]string, 3))
+	if c.names != 3 {
+		t.Fatalf("names %d after replacing an entry, want 3", c.names)
+	}
 }

@@ -360,6 +360,19 @@ func (s *S) awaitZxid(n int, zxid int64) {
 	}
 }
 
+// Settle waits, outside the transcript, until every node has applied what
+// c has seen. A ZooKeeper leader checks a request against its pending
+// change records, and the one setACL leaves keeps the old ACL
+// (PrepRequestProcessor duplicates the node's record and updates only the
+// aversion), so on an ensemble a request right behind a setACL can be
+// checked against the ACL before it: a timing accident zkbridge does not
+// have. It does nothing on a standalone server.
+func (s *S) Settle(c *Client) {
+	for n := range s.Addrs {
+		s.awaitZxid(n, c.LastZxid)
+	}
+}
+
 // nodeZxid is the last zxid a node applied, from its srvr output.
 func nodeZxid(addr string) (int64, error) {
 	out, _, err := fourLetter(addr, []byte("srvr"))

@@ -2,7 +2,6 @@ package sm
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -81,14 +80,8 @@ func (c *hotCache) write(b *pebble.Batch) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		var err error
-		if v := c.staged[k]; v == nil {
-			err = b.Delete([]byte(k), nil)
-		} else {
-			err = b.Set([]byte(k), v, nil)
-		}
-		if err != nil {
-			return fmt.Errorf("write %q: %w", k, err)
+		if err := writeKV(b, k, c.staged[k]); err != nil {
+			return err
 		}
 	}
 	return nil

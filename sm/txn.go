@@ -200,16 +200,24 @@ func (t *txn) commit(b *pebble.Batch) error {
 			t.hot.stage(k, s.val)
 			continue
 		}
-		var err error
-		if s.val == nil {
-			err = b.Delete([]byte(k), nil)
-		} else {
-			err = b.Set([]byte(k), s.val, nil)
-		}
-		if err != nil {
-			return fmt.Errorf("write %q: %w", k, err)
+		if err := writeKV(b, k, s.val); err != nil {
+			return err
 		}
 	}
 	t.reset()
+	return nil
+}
+
+// writeKV puts k = v into batch b, or deletes k when v is nil.
+func writeKV(b *pebble.Batch, k string, v []byte) error {
+	var err error
+	if v == nil {
+		err = b.Delete([]byte(k), nil)
+	} else {
+		err = b.Set([]byte(k), v, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("write %q: %w", k, err)
+	}
 	return nil
 }

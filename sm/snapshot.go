@@ -185,8 +185,7 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
 	s.zxidBase = base
-	s.hot.reset()
-	s.children.reset()
+	s.dropCaches()
 	s.statsMu.Lock()
 	s.stats = stats
 	s.statsMu.Unlock()

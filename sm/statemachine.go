@@ -150,9 +150,16 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
 	s.zxidBase = base
-	s.hot.reset() // a new database: nothing cached holds
-	s.children.reset()
+	s.dropCaches()
 	return nil
+}
+
+// dropCaches forgets what the caches hold after the database was replaced
+// (open, snapshot recovery); the node filter is rebuilt from the new one
+// instead.
+func (s *StateMachine) dropCaches() {
+	s.hot.reset()
+	s.children.reset()
 }
 
 func readMeta(r pebble.Reader) (applied uint64, base, last int64, err error) {

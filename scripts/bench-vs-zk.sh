@@ -164,17 +164,8 @@ bench() { # addr out-file args...
   "$bin" bench --addr "$addr" --progress 0 --json "$@" $extra >"$out"
 }
 
-node_mode() { # host:port -> the Mode line of its srvr (leader, follower, standalone)
-  local fd line
-  exec {fd}<>"/dev/tcp/${1%:*}/${1##*:}" || return 1
-  printf srvr >&"$fd"
-  while IFS= read -r -t 5 line <&"$fd"; do
-    case $line in "Mode: "*) echo "${line#Mode: }" ;; esac
-  done
-  exec {fd}>&-
-}
-
-# at1_addr addr-list: the first node in the list whose role is at1_role.
+# at1_addr addr-list: the first node in the list (loopback addresses)
+# whose srvr Mode is at1_role.
 # Client placement matters at one outstanding request (a follower forwards
 # to the leader), and which node leads differs between the two systems, so
 # both are measured through the same role. A standalone server, or no
@@ -183,7 +174,7 @@ at1_addr() {
   local a
   if [ "$at1_role" != any ]; then
     for a in ${1//,/ }; do
-      if [ "$(node_mode "$a" 2>/dev/null)" = "$at1_role" ]; then
+      if [ "$(zk_srvr "${a##*:}" | sed -n 's/^Mode: //p')" = "$at1_role" ]; then
         echo "$a"
         return
       fi

@@ -21,6 +21,7 @@ import (
 	dbsm "github.com/lni/dragonboat/v4/statemachine"
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/peernet"
 	"github.com/zkbridge/zkbridge/sm"
 )
 
@@ -291,8 +292,9 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 		RaftEventListener:   leaders,
 		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger(), leaders: leaders},
 		Expert: config.ExpertConfig{
-			LogDB:        logDBConfig(),
-			LogDBFactory: timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
+			LogDB:            logDBConfig(),
+			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
+			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger()},
 		},
 	}
 	nh, err := dragonboat.NewNodeHost(nhc)

@@ -1,0 +1,287 @@
+package peernet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lni/dragonboat/v4/config"
+	"github.com/lni/dragonboat/v4/raftio"
+	"github.com/lni/dragonboat/v4/raftpb"
+	"github.com/rs/zerolog"
+)
+
+const (
+	dialTimeout = 5 * time.Second
+	// writeTimeout bounds one frame's write: a peer that stops reading
+	// fails the send, and dragonboat drops the connection and dials again.
+	writeTimeout = 10 * time.Second
+	// idleTimeout closes an incoming connection that carries nothing for
+	// this long. A live Raft link carries heartbeats many times a second.
+	idleTimeout     = 60 * time.Second
+	keepAlivePeriod = 15 * time.Second
+	readBufferSize  = 64 << 10
+)
+
+// Factory creates the transport; it is dragonboat's
+// NodeHostConfig.Expert.TransportFactory.
+type Factory struct {
+	Log zerolog.Logger
+}
+
+// Create returns a transport that listens on the node host's listen
+// address once started.
+func (f Factory) Create(nhc config.NodeHostConfig, onBatch raftio.MessageHandler, onChunk raftio.ChunkHandler) raftio.ITransport {
+	return &Transport{
+		listenAddr: nhc.GetListenAddress(),
+		onBatch:    onBatch,
+		onChunk:    onChunk,
+		log:        f.Log,
+		conns:      map[net.Conn]struct{}{},
+	}
+}
+
+// Validate reports whether addr is a host:port this transport can dial.
+func (Factory) Validate(addr string) bool { return ValidAddress(addr) }
+
+// ValidAddress reports whether addr is host:port with a non-empty host and
+// a port in 1..65535.
+func ValidAddress(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p > 0 && p <= 65535
+}
+
+// Transport is one node host's peer transport (raftio.ITransport).
+type Transport struct {
+	listenAddr string
+	onBatch    raftio.MessageHandler
+	onChunk    raftio.ChunkHandler
+	log        zerolog.Logger
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{} // incoming, closed by Close
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Name names the transport in dragonboat's logs.
+func (t *Transport) Name() string { return "zkbridge-peernet" }
+
+// Start listens and serves incoming connections in the background.
+func (t *Transport) Start() error {
+	ln, err := net.Listen("tcp", t.listenAddr)
+	if err != nil {
+		return fmt.Errorf("peernet: listen on %s: %w", t.listenAddr, err)
+	}
+	t.mu.Lock()
+	t.ln = ln
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go t.acceptLoop(ln)
+	return nil
+}
+
+// Addr is the address the transport listens on once started.
+func (t *Transport) Addr() net.Addr {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ln == nil {
+		return nil
+	}
+	return t.ln.Addr()
+}
+
+// Close stops listening, closes every incoming connection and waits for
+// their readers to end. Outgoing connections are dragonboat's to close.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	ln := t.ln
+	for c := range t.conns {
+		_ = c.Close()
+	}
+	t.mu.Unlock()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
+	t.wg.Wait()
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("peernet: close listener: %w", err)
+	}
+	return nil
+}
+
+func (t *Transport) acceptLoop(ln net.Listener) {
+	defer t.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if t.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: keep listening.
+			t.log.Warn().Err(err).Str("addr", t.listenAddr).Msg("peer accept failed; retrying")
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if !t.track(c) {
+			_ = c.Close()
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.untrack(c)
+			t.serve(c)
+		}()
+	}
+}
+
+func (t *Transport) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+func (t *Transport) track(c net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.conns[c] = struct{}{}
+	return true
+}
+
+func (t *Transport) untrack(c net.Conn) {
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+	_ = c.Close()
+}
+
+// serve reads one incoming connection's frames and hands them to
+// dragonboat until the connection ends or misbehaves.
+func (t *Transport) serve(c net.Conn) {
+	setKeepAlive(c)
+	r := bufio.NewReaderSize(c, readBufferSize)
+	_ = c.SetReadDeadline(time.Now().Add(dialTimeout))
+	kind, err := readPreamble(r)
+	if err != nil {
+		t.logDrop(c, err)
+		return
+	}
+	fr := frameReader{r: r}
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(idleTimeout))
+		payload, err := fr.next()
+		if err != nil {
+			t.logDrop(c, err)
+			return
+		}
+		if err := t.deliver(kind, payload); err != nil {
+			t.logDrop(c, err)
+			return
+		}
+	}
+}
+
+// deliver decodes one payload and passes it on. Decoding is guarded: a
+// peer's bytes must not crash the node.
+func (t *Transport) deliver(kind byte, payload []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, p)
+		}
+	}()
+	switch kind {
+	case kindBatch:
+		var b raftpb.MessageBatch
+		if err := b.Unmarshal(payload); err != nil {
+			return fmt.Errorf("%w: message batch: %v", errCorrupt, err)
+		}
+		t.onBatch(b)
+	case kindChunk:
+		var ch raftpb.Chunk
+		if err := ch.Unmarshal(payload); err != nil {
+			return fmt.Errorf("%w: snapshot chunk: %v", errCorrupt, err)
+		}
+		if !t.onChunk(ch) {
+			return fmt.Errorf("snapshot chunk %d of shard %d from replica %d rejected", ch.ChunkId, ch.ShardID, ch.From)
+		}
+	}
+	return nil
+}
+
+// logDrop logs why an incoming connection ends, unless it simply closed.
+func (t *Transport) logDrop(c net.Conn, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || t.isClosed() {
+		return
+	}
+	t.log.Warn().Err(err).Str("peer", c.RemoteAddr().String()).Msg("closing peer connection")
+}
+
+// GetConnection dials target for Raft message batches.
+func (t *Transport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
+	c, err := dial(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return &batchConn{w: newFrameWriter(c, kindBatch)}, nil
+}
+
+// GetSnapshotConnection dials target for one snapshot's chunks.
+func (t *Transport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
+	c, err := dial(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return &chunkConn{w: newFrameWriter(c, kindChunk)}, nil
+}
+
+func dial(ctx context.Context, target string) (net.Conn, error) {
+	d := net.Dialer{Timeout: dialTimeout, KeepAlive: keepAlivePeriod}
+	c, err := d.DialContext(ctx, "tcp", target)
+	if err != nil {
+		return nil, fmt.Errorf("peernet: dial %s: %w", target, err)
+	}
+	return c, nil
+}
+
+func setKeepAlive(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetKeepAlive(true)
+		_ = tc.SetKeepAlivePeriod(keepAlivePeriod)
+	}
+}
+
+// batchConn sends Raft message batches; dragonboat uses each connection
+// from one goroutine.
+type batchConn struct{ w *frameWriter }
+
+func (b *batchConn) SendMessageBatch(batch raftpb.MessageBatch) error {
+	return b.w.write(batch.Size(), batch.MarshalTo)
+}
+
+func (b *batchConn) Close() { b.w.close() }
+
+// chunkConn sends one snapshot's chunks.
+type chunkConn struct{ w *frameWriter }
+
+func (s *chunkConn) SendChunk(chunk raftpb.Chunk) error {
+	return s.w.write(chunk.Size(), chunk.MarshalTo)
+}
+
+func (s *chunkConn) Close() { s.w.close() }

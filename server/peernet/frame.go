@@ -30,8 +30,10 @@ const (
 )
 
 var (
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-	errCorrupt = errors.New("peernet: corrupt frame")
+	castagnoli  = crc32.MakeTable(crc32.Castagnoli)
+	errCorrupt  = errors.New("peernet: corrupt frame")
+	errPreamble = errors.New("peernet: bad preamble")
+	errRejected = errors.New("peernet: refused by the receiver")
 )
 
 // readPreamble reads and checks a connection's preamble and returns its kind.
@@ -41,14 +43,14 @@ func readPreamble(r io.Reader) (byte, error) {
 		return 0, fmt.Errorf("peernet: read preamble: %w", err)
 	}
 	if string(p[:len(magic)]) != magic {
-		return 0, fmt.Errorf("peernet: not a zkbridge peer connection (preamble % x); is another program or an older zkbridge dialing the peer port?", p[:])
+		return 0, fmt.Errorf("%w: not a zkbridge peer connection (% x); is another program or an older zkbridge dialing the peer port?", errPreamble, p[:])
 	}
 	if v := p[len(magic)]; v != version {
-		return 0, fmt.Errorf("peernet: peer speaks version %d, this node %d: run one zkbridge version on every node", v, version)
+		return 0, fmt.Errorf("%w: the peer speaks version %d, this node %d: run one zkbridge version on every node", errPreamble, v, version)
 	}
 	kind := p[len(magic)+1]
 	if kind != kindBatch && kind != kindChunk {
-		return 0, fmt.Errorf("peernet: unknown connection kind %d", kind)
+		return 0, fmt.Errorf("%w: unknown connection kind %d", errPreamble, kind)
 	}
 	return kind, nil
 }

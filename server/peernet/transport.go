@@ -198,39 +198,51 @@ func (t *Transport) serve(c net.Conn) {
 	}
 }
 
-// deliver decodes one payload and passes it on. Decoding is guarded: a
-// peer's bytes must not crash the node.
-func (t *Transport) deliver(kind byte, payload []byte) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, p)
-		}
-	}()
+// deliver decodes one payload and passes it on.
+func (t *Transport) deliver(kind byte, payload []byte) error {
 	switch kind {
 	case kindBatch:
 		var b raftpb.MessageBatch
-		if err := b.Unmarshal(payload); err != nil {
+		if err := decode(b.Unmarshal, payload); err != nil {
 			return fmt.Errorf("%w: message batch: %v", errCorrupt, err)
 		}
 		t.onBatch(b)
 	case kindChunk:
 		var ch raftpb.Chunk
-		if err := ch.Unmarshal(payload); err != nil {
+		if err := decode(ch.Unmarshal, payload); err != nil {
 			return fmt.Errorf("%w: snapshot chunk: %v", errCorrupt, err)
 		}
 		if !t.onChunk(ch) {
-			return fmt.Errorf("snapshot chunk %d of shard %d from replica %d rejected", ch.ChunkId, ch.ShardID, ch.From)
+			return fmt.Errorf("%w: snapshot chunk %d of shard %d from replica %d rejected", errRejected, ch.ChunkId, ch.ShardID, ch.From)
 		}
 	}
 	return nil
 }
 
-// logDrop logs why an incoming connection ends, unless it simply closed.
+// decode runs a generated Unmarshal, turning a panic into an error: a
+// peer's bytes must not crash the node. (Only the decoding is guarded;
+// dragonboat's handlers keep their own panics.)
+func decode(unmarshal func([]byte) error, payload []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("decoding panicked: %v", p)
+		}
+	}()
+	return unmarshal(payload)
+}
+
+// logDrop logs why an incoming connection ends: bad bytes and refused
+// chunks as warnings, a peer that went away (closed, reset, timed out) at
+// debug level, as that is routine while nodes restart.
 func (t *Transport) logDrop(c net.Conn, err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || t.isClosed() {
 		return
 	}
-	t.log.Warn().Err(err).Str("peer", c.RemoteAddr().String()).Msg("closing peer connection")
+	ev := t.log.Debug()
+	if errors.Is(err, errCorrupt) || errors.Is(err, errRejected) || errors.Is(err, errPreamble) {
+		ev = t.log.Warn()
+	}
+	ev.Err(err).Str("peer", c.RemoteAddr().String()).Msg("closing peer connection")
 }
 
 // GetConnection dials target for Raft message batches.

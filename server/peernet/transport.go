@@ -19,6 +19,10 @@ import (
 
 const (
 	dialTimeout = 5 * time.Second
+	// preambleTimeout: a dialer sends the preamble with its first frame,
+	// which it dials for, so an accepted connection that stays silent this
+	// long is not a peer.
+	preambleTimeout = 5 * time.Second
 	// writeTimeout bounds one frame's write: a peer that stops reading
 	// fails the send, and dragonboat drops the connection and dials again.
 	writeTimeout = 10 * time.Second
@@ -175,25 +179,30 @@ func (t *Transport) untrack(c net.Conn) {
 // serve reads one incoming connection's frames and hands them to
 // dragonboat until the connection ends or misbehaves.
 func (t *Transport) serve(c net.Conn) {
+	if err := t.readFrames(c); err != nil {
+		t.logDrop(c, err)
+	}
+}
+
+// readFrames delivers c's frames; it returns only with the error that
+// ended the connection.
+func (t *Transport) readFrames(c net.Conn) error {
 	setKeepAlive(c)
 	r := bufio.NewReaderSize(c, readBufferSize)
-	_ = c.SetReadDeadline(time.Now().Add(dialTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(preambleTimeout))
 	kind, err := readPreamble(r)
 	if err != nil {
-		t.logDrop(c, err)
-		return
+		return err
 	}
 	fr := frameReader{r: r}
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(idleTimeout))
 		payload, err := fr.next()
 		if err != nil {
-			t.logDrop(c, err)
-			return
+			return err
 		}
 		if err := t.deliver(kind, payload); err != nil {
-			t.logDrop(c, err)
-			return
+			return err
 		}
 	}
 }

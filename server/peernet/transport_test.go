@@ -183,14 +183,14 @@ func TestBadPeersAreDroppedAndNothingIsDelivered(t *testing.T) {
 		"undecodable batch": append(pre(version, kindBatch), frame(garbage, uint32(len(garbage)), crc(garbage))...),
 		"undecodable chunk": append(pre(version, kindChunk), frame(garbage, uint32(len(garbage)), crc(garbage))...),
 	}
-	for name, bytes := range cases {
+	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.Write(bytes); err != nil {
+			if _, err := c.Write(in); err != nil {
 				t.Fatal(err)
 			}
 			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

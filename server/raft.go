@@ -19,8 +19,10 @@ import (
 	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
 	dbsm "github.com/lni/dragonboat/v4/statemachine"
+	"github.com/lni/vfs"
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/logfs"
 	"github.com/zkbridge/zkbridge/server/peernet"
 	"github.com/zkbridge/zkbridge/sm"
 )
@@ -283,6 +285,15 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 	if err := os.MkdirAll(raftDir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("raft dir: %w", err)
 	}
+	// A crash can leave a Raft log at the size logfs reserved for it; tan
+	// would read the zeros as a broken record, so cut them first.
+	trimmed, err := logfs.TrimReserved(raftDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("raft log: %w", err)
+	}
+	for _, path := range trimmed {
+		log.Info().Str("file", path).Msg("raft log: cut the reserved tail a crash left")
+	}
 	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
 	nhc := config.NodeHostConfig{
 		NodeHostDir:         raftDir,
@@ -292,6 +303,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 		RaftEventListener:   leaders,
 		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger(), leaders: leaders},
 		Expert: config.ExpertConfig{
+			FS:               logfs.New(vfs.Default),
 			LogDB:            logDBConfig(),
 			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
 			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger()},

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +14,8 @@ import (
 	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
 	"github.com/lni/vfs"
+
+	"github.com/zkbridge/zkbridge/server/logfs"
 )
 
 // syncCountingFS counts Sync calls on every file the log store opens.
@@ -120,4 +126,120 @@ func TestLogStoreSyncsEntriesAndTermsNotCommits(t *testing.T) {
 	if err != nil || len(ents) != 21 || ents[20].Term != 2 {
 		t.Fatalf("entries after reopen: %d (%v)", len(ents), err)
 	}
+}
+
+// openTanOn opens the tan log store in dir through fs, as startRaft does.
+func openTanOn(t *testing.T, dir string, fs vfs.FS) raftio.ILogDB {
+	t.Helper()
+	nhc := config.NodeHostConfig{Expert: config.ExpertConfig{FS: fs, LogDB: logDBConfig()}}
+	db, err := tan.Factory.Create(nhc, func(config.LogDBInfo) {}, []string{dir}, []string{dir})
+	if err != nil {
+		t.Fatalf("open tan: %v", err)
+	}
+	return db
+}
+
+func saveEntries(t *testing.T, db raftio.ILogDB, from, to uint64) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		u := raftpb.Update{ShardID: 1, ReplicaID: 1, EntriesToSave: []raftpb.Entry{entry(i, 1)},
+			State: raftpb.State{Term: 1, Vote: 1, Commit: i}}
+		if err := db.SaveRaftState([]raftpb.Update{u}, 1); err != nil {
+			t.Fatalf("save entry %d: %v", i, err)
+		}
+	}
+}
+
+func checkEntries(t *testing.T, what string, db raftio.ILogDB, n uint64) {
+	t.Helper()
+	ents, _, err := db.IterateEntries(nil, 0, 1, 1, 1, n+1, 1<<30)
+	if err != nil || uint64(len(ents)) != n || ents[n-1].Index != n {
+		t.Fatalf("%s: read %d entries (%v), want %d", what, len(ents), err, n)
+	}
+	rs, err := db.ReadRaftState(1, 1, 0)
+	if err != nil || rs.State.Commit != n || rs.EntryCount != n {
+		t.Fatalf("%s: state %+v (%v), want commit and count %d", what, rs, err, n)
+	}
+}
+
+// tanLogs lists the log files under dir with their sizes.
+func tanLogs(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	logs := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
+			fi, _ := d.Info()
+			logs[p] = fi.Size()
+		}
+		return nil
+	})
+	return logs
+}
+
+// Tan through logfs: the live log, reserved at full size, reads to its
+// last record; a closed log is cut to its records; and a log a crash left
+// at its reserved size, or a closed one whose cut did not happen, opens
+// after TrimReserved with every entry.
+func TestLogStoreOnReservedLogs(t *testing.T) {
+	dir := t.TempDir()
+	db := openTanOn(t, dir, logfs.New(vfs.Default))
+	saveEntries(t, db, 1, 200)
+	checkEntries(t, "live log", db, 200)
+	reserved := false
+	for _, s := range tanLogs(t, dir) {
+		reserved = reserved || s == logfs.Reserve
+	}
+	if !reserved {
+		t.Skip("this file system cannot reserve the log (no fallocate)")
+	}
+
+	// A crash: the directory as it is on disk while tan has it open.
+	crashed := t.TempDir()
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for p, s := range tanLogs(t, dir) {
+		if s == logfs.Reserve {
+			t.Fatalf("closed log %s still at its reserved size", p)
+		}
+	}
+	db = openTanOn(t, dir, logfs.New(vfs.Default))
+	checkEntries(t, "after a clean close", db, 200)
+	saveEntries(t, db, 201, 250)
+	db.Close()
+
+	trimmed, err := logfs.TrimReserved(crashed)
+	if err != nil || len(trimmed) != 1 {
+		t.Fatalf("crash image: trimmed %v (%v), want the one live log", trimmed, err)
+	}
+	db = openTanOn(t, crashed, logfs.New(vfs.Default))
+	checkEntries(t, "after a crash", db, 200)
+	db.Close()
+
+	// A closed, indexed log whose cut a crash prevented: zeros to the
+	// reserved size behind its records. Without the trim tan cannot read
+	// the log to its end.
+	uncut := t.TempDir()
+	if err := os.CopyFS(uncut, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range tanLogs(t, uncut) {
+		if s > 0 {
+			if err := os.Truncate(p, logfs.Reserve); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db = openTanOn(t, uncut, vfs.Default)
+	if _, _, err := db.IterateEntries(nil, 0, 1, 1, 1, 251, 1<<30); err == nil {
+		t.Log("tan read a zero-tailed log without the trim")
+	}
+	db.Close()
+	if trimmed, err := logfs.TrimReserved(uncut); err != nil || len(trimmed) == 0 {
+		t.Fatalf("uncut logs: trimmed %v (%v)", trimmed, err)
+	}
+	db = openTanOn(t, uncut, logfs.New(vfs.Default))
+	defer db.Close()
+	checkEntries(t, "after trimming uncut logs", db, 250)
 }

@@ -184,3 +184,31 @@ func TestTrimReservedSkipsOtherFilesAndMissingDir(t *testing.T) {
 		t.Fatalf("missing dir: %v, %v", trimmed, err)
 	}
 }
+
+// Whatever a log file holds, trimming never panics, leaves a prefix of it,
+// and removes only zeros.
+func FuzzTrimReserved(f *testing.F) {
+	f.Add(chunk(1, []byte("a record")), uint16(3))
+	f.Add(append(chunk(2, []byte("first")), chunk(4, []byte("last"))...), uint16(1))
+	f.Add([]byte{}, uint16(2))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 1}, uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, zeroBlocks uint16) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "000001.log")
+		content := append(append([]byte{}, data...), make([]byte, int(zeroBlocks%4)*blockSize)...)
+		writeFile(t, path, content)
+		if _, err := TrimReserved(dir); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) > len(content) || !bytes.Equal(after, content[:len(after)]) {
+			t.Fatalf("not a prefix: %d of %d bytes", len(after), len(content))
+		}
+		if !bytes.Equal(content[len(after):], make([]byte, len(content)-len(after))) {
+			t.Fatal("trimmed a byte that was not zero")
+		}
+	})
+}

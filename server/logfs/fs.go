@@ -27,7 +27,6 @@ func isLog(name string) bool { return logName.MatchString(filepath.Base(name)) }
 // synced with fdatasync; every other file passes through unchanged.
 type FS struct {
 	vfs.FS
-	reserve int64
 
 	mu   sync.Mutex
 	live map[string]*logFile // logs open for writing, by cleaned name
@@ -35,7 +34,7 @@ type FS struct {
 
 // New wraps fs (vfs.Default in production).
 func New(fs vfs.FS) *FS {
-	return &FS{FS: fs, reserve: Reserve, live: make(map[string]*logFile)}
+	return &FS{FS: fs, live: make(map[string]*logFile)}
 }
 
 // Create creates name; a tan log file is reserved at full size.
@@ -44,8 +43,7 @@ func (fs *FS) Create(name string) (vfs.File, error) {
 	if err != nil || !isLog(name) {
 		return f, err
 	}
-	reserved := reserve(f, fs.reserve)
-	lf := &logFile{File: f, fs: fs, name: filepath.Clean(name), reserved: reserved}
+	lf := &logFile{File: f, fs: fs, name: filepath.Clean(name), reserved: reserve(f, Reserve)}
 	fs.mu.Lock()
 	fs.live[lf.name] = lf
 	fs.mu.Unlock()
@@ -76,7 +74,6 @@ type logFile struct {
 	name     string
 	reserved bool
 	written  atomic.Int64
-	closed   bool
 }
 
 func (f *logFile) Write(p []byte) (int, error) {
@@ -99,10 +96,9 @@ func (f *logFile) Sync() error { return datasync(f.File) }
 // ends where its last record does.
 func (f *logFile) Close() error {
 	var err error
-	if f.reserved && !f.closed {
+	if f.reserved {
 		err = truncate(f.File, f.written.Load())
 	}
-	f.closed = true
 	f.fs.mu.Lock()
 	if f.fs.live[f.name] == f {
 		delete(f.fs.live, f.name)
@@ -184,6 +180,8 @@ type sizedInfo struct {
 }
 
 func (i sizedInfo) Size() int64 { return i.size }
+
+type truncater interface{ Truncate(size int64) error }
 
 func truncate(f any, size int64) error {
 	t, ok := f.(truncater)

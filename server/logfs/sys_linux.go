@@ -6,8 +6,6 @@ import (
 
 type fder interface{ Fd() uintptr }
 
-type truncater interface{ Truncate(size int64) error }
-
 // reserve allocates size bytes for f and sets its size to them; it reports
 // whether it did. A file system without fallocate gets tan's own fallback,
 // space kept without changing the size.

@@ -2,8 +2,6 @@
 
 package logfs
 
-type truncater interface{ Truncate(size int64) error }
-
 // reserve is Linux-only (fallocate); elsewhere logs grow as tan writes them.
 func reserve(any, int64) bool { return false }
 

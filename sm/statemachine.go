@@ -84,8 +84,9 @@ type StateMachine struct {
 	lastZxid atomic.Int64
 	statsMu  sync.Mutex
 	stats    TreeStats
-	zxidBase int64     // touched only by the apply path
-	hot      *hotCache // likewise
+	zxidBase int64      // touched only by the apply path
+	hot      *hotCache  // likewise
+	nodes    *nodeCache // likewise
 	filter   *nodeFilter
 	children *childCache // child listings, read side only
 }
@@ -94,7 +95,7 @@ var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
 
 // New returns an unopened state machine; dragonboat calls Open.
 func New(cfg Config) *StateMachine {
-	return &StateMachine{cfg: cfg, hot: newHotCache(), filter: newNodeFilter(), children: newChildCache()}
+	return &StateMachine{cfg: cfg, hot: newHotCache(), nodes: newNodeCache(), filter: newNodeFilter(), children: newChildCache()}
 }
 
 // NewFactory returns a dragonboat factory. cfg maps (shard, replica) to the
@@ -159,6 +160,7 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 // instead.
 func (s *StateMachine) dropCaches() {
 	s.hot.reset()
+	s.nodes.reset()
 	s.children.reset()
 }
 
@@ -276,7 +278,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, err
 	}
 	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
-	a.t.hot, a.t.filter = s.hot, s.filter
+	a.t.hot, a.t.filter, a.t.cache = s.hot, s.filter, s.nodes
 	defer s.hot.discard() // a no-op once published
 	defer s.filter.discard()
 	results := make([]*Result, len(ents))
@@ -319,6 +321,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
 	s.hot.publish()
+	s.nodes.publish(a.t.written)
 	s.filter.publish()
 	s.zxidBase = a.zxidBase
 	s.statsMu.Lock()

@@ -28,6 +28,9 @@ type txn struct {
 	// a parent it just changed without a Pebble read through the batch,
 	// which dominated apply. Entries never alias: node returns a copy.
 	written map[string]*nodeRec
+	// cache holds committed node records across Updates; nil outside
+	// Update.
+	cache *nodeCache
 }
 
 type nodeSlot struct {
@@ -118,6 +121,10 @@ func (t *txn) node(p string) (*nodeRec, error) {
 		t.nodes[p] = &nodeSlot{rec: rec, stored: rec != nil}
 		return rec, nil
 	}
+	if rec, ok := t.cache.lookup(p); ok {
+		t.nodes[p] = &nodeSlot{rec: rec, stored: true}
+		return rec, nil
+	}
 	k := nodeKey(p)
 	if t.filter.absent(k) {
 		t.nodes[p] = &nodeSlot{}
@@ -133,6 +140,7 @@ func (t *txn) node(p string) (*nodeRec, error) {
 			return nil, fmt.Errorf("node %s: %w", p, err)
 		}
 	}
+	t.cache.remember(p, rec) // a copy: rec is the op's to mutate
 	t.nodes[p] = &nodeSlot{rec: rec, stored: rec != nil}
 	return rec, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -105,38 +104,6 @@ func decodeLogMeta(b []byte) (logMeta, error) {
 		return logMeta{}, fmt.Errorf("log meta: %w", err)
 	}
 	return m, nil
-}
-
-// trimLog drops the oldest records until both limits hold.
-func trimLog(b *pebble.Batch, m *logMeta, maxRecords, maxBytes uint64) error {
-	if m.Count <= maxRecords && m.Bytes <= maxBytes {
-		return nil
-	}
-	// Start after the last trimmed record: everything before it is
-	// tombstones, which an iterator from the start of the key space would
-	// step over on every Update until compaction drops them.
-	lower := []byte{spaceLog}
-	if m.Trimmed > 0 {
-		lower = logKey(m.Trimmed + 1)
-	}
-	it, err := b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: []byte{spaceLog + 1}})
-	if err != nil {
-		return fmt.Errorf("trim change log: %w", err)
-	}
-	for valid := it.First(); valid && (m.Count > maxRecords || m.Bytes > maxBytes); valid = it.Next() {
-		k := append([]byte(nil), it.Key()...)
-		m.Count--
-		m.Bytes -= uint64(len(it.Value()))
-		m.Trimmed = int64(binary.BigEndian.Uint64(k[1:]))
-		if err := b.Delete(k, nil); err != nil {
-			it.Close()
-			return fmt.Errorf("trim change log: %w", err)
-		}
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("trim change log: %w", err)
-	}
-	return nil
 }
 
 func encodeInt(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }

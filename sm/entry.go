@@ -177,6 +177,9 @@ func (a *applier) closeSession(o *CloseSession, res *Result) error {
 			return nil
 		}
 	}
+	if err := a.t.flush(); err != nil { // the scan reads the batch
+		return err
+	}
 	paths, err := sessionEphemerals(a.t.r, s.ID)
 	if err != nil {
 		return err

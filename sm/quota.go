@@ -112,6 +112,9 @@ func (a *applier) recountQuota(q string) error {
 		bytes += int64(len(rec.data))
 		return nil
 	}
+	if err := a.t.flush(); err != nil { // the scans read the batch
+		return err
+	}
 	lo, hi := childRange(spaceNode, q)
 	if err := scanKV(a.t.r, lo, hi, tally); err != nil {
 		return err

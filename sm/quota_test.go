@@ -58,3 +58,33 @@ func TestQuotaStatsFollowTheSubtree(t *testing.T) {
 		t.Fatalf("StatsTrack text %q", got)
 	}
 }
+
+// The recount at the creation of a stats node scans the subtree through
+// the batch: nodes created by earlier entries of the same Update count.
+func TestQuotaRecountSeesEarlierEntriesOfItsUpdate(t *testing.T) {
+	h := newHarness(t, Config{})
+	s := h.newSession()
+	create := func(p, data string) *Command {
+		return h.cmd(s, &Create{OpCode: zkproto.OpCreate2, Path: p, Data: []byte(data), ACL: open})
+	}
+	res := h.update(
+		create("/q", "xy"),
+		create("/q/a", "abc"),
+		create("/q/a/b", "d"),
+		create("/zookeeper/quota/q", ""),
+		create("/zookeeper/quota/q/zookeeper_limits", "count=10,bytes=-1"),
+		create("/zookeeper/quota/q/zookeeper_stats", "count=0,bytes=0"),
+	)
+	for _, r := range res {
+		wantErr(t, "create", r.Err, zkproto.ErrOK)
+	}
+	v := h.view()
+	defer v.Close()
+	n, err := v.Get("/zookeeper/quota/q/zookeeper_stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(n.Data); got != "count=3,bytes=6" {
+		t.Fatalf("stats recounted in the Update that created the subtree: %q, want count=3,bytes=6", got)
+	}
+}

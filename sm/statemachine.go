@@ -88,6 +88,7 @@ type StateMachine struct {
 	hot      *hotCache  // likewise
 	nodes    *nodeCache // likewise
 	filter   *nodeFilter
+	logs     logIndex    // touched only by the apply path
 	children *childCache // child listings, read side only
 }
 
@@ -161,6 +162,7 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 func (s *StateMachine) dropCaches() {
 	s.hot.reset()
 	s.nodes.reset()
+	s.logs.reset()
 	s.children.reset()
 }
 
@@ -248,7 +250,8 @@ func initTree(db *pebble.DB) error {
 		t.putNode(sp.path, &nodeRec{aclID: id, data: []byte{}, numChildren: sp.children, aversion: sp.aversion})
 	}
 	t.set(keySpecialVer, []byte{layoutVersion})
-	if err := t.commit(b); err != nil {
+	t.commit()
+	if err := t.flush(); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
@@ -277,6 +280,15 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	applied := false
+	defer func() {
+		if !applied { // the index may hold records the DB never got
+			s.logs.reset()
+		}
+	}()
+	if err := s.logs.load(b, &meta); err != nil {
+		return nil, err
+	}
 	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
 	a.t.hot, a.t.filter, a.t.cache = s.hot, s.filter, s.nodes
 	defer s.hot.discard() // a no-op once published
@@ -290,19 +302,20 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := a.t.commit(b); err != nil {
-			return nil, fmt.Errorf("apply entry %d: %w", e.Index, err)
-		}
+		a.t.commit()
 		results[i] = res
 		lastZxid = res.Zxid
 		stats.plus(a.sizes)
 		e.Result = sm.Result{Value: uint64(res.Zxid), Data: res.Encode()}
 	}
+	if err := a.t.flush(); err != nil {
+		return nil, fmt.Errorf("sm: entries %d..%d: %w", ents[0].Index, ents[len(ents)-1].Index, err)
+	}
 	if err := s.hot.write(b); err != nil {
 		return nil, err
 	}
 	maxRec, maxBytes := s.cfg.retention()
-	if err := trimLog(b, &meta, maxRec, maxBytes); err != nil {
+	if err := s.logs.trim(b, &meta, maxRec, maxBytes); err != nil {
 		return nil, err
 	}
 	if err := b.Set(keyLogMeta, meta.encode(), nil); err != nil {
@@ -312,14 +325,15 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, err
 	}
 	last := ents[len(ents)-1].Index
-	applied := binary.BigEndian.AppendUint64(nil, last)
-	applied = binary.BigEndian.AppendUint64(applied, uint64(lastZxid))
-	if err := b.Set(keyApplied, applied, nil); err != nil {
+	appliedRec := binary.BigEndian.AppendUint64(nil, last)
+	appliedRec = binary.BigEndian.AppendUint64(appliedRec, uint64(lastZxid))
+	if err := b.Set(keyApplied, appliedRec, nil); err != nil {
 		return nil, err
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
+	applied = true
 	s.hot.publish()
 	s.nodes.publish(a.t.written)
 	s.filter.publish()
@@ -361,6 +375,7 @@ func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Resu
 	if len(a.changes) > 0 {
 		rec := (&ChangeRecord{Zxid: res.Zxid, Time: cmd.Time, Changes: a.changes}).encode()
 		a.t.set(logKey(res.Zxid), rec)
+		s.logs.push(res.Zxid, len(rec))
 		meta.Count++
 		meta.Bytes += uint64(len(rec))
 	}

@@ -30,7 +30,9 @@
 #   BENCH_WORKLOADS  (default "set get exists list mixed multi watch connect create";
 #                    create runs keep their nodes, as deleting them all takes long,
 #                    so create comes last; W@1 runs workload W on one connection
-#                    with one request outstanding: the latency rows, e.g. "set@1 create@1")
+#                    with one request outstanding: the latency rows, e.g. "set@1 create@1";
+#                    W@N, N a multiple of 8, runs it with N outstanding in all,
+#                    8 connections × N/8, e.g. "set@64 create@64")
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
@@ -50,7 +52,7 @@ die() { echo "bench-vs-zk: $*" >&2; exit 1; }
 log() { echo "bench-vs-zk: $*" >&2; }
 
 nodes_list=${BENCH_NODES-1 3}
-workloads=${BENCH_WORKLOADS:-set@1 set get exists list mixed multi watch connect create@1 create}
+workloads=${BENCH_WORKLOADS:-set@1 set@64 set get exists list mixed multi watch connect create@1 create@64 create}
 memory=${BENCH_MEMORY:-1}
 znodes=${BENCH_ZNODES:-1000000}
 duration=${BENCH_DURATION:-10s}
@@ -62,6 +64,12 @@ at1_role=${BENCH_AT1_ROLE:-follower}
 export ZK_HEAP=${ZK_HEAP:-1g}
 
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
+for w in $workloads; do
+  if [[ "$w" == *@* ]]; then
+    [[ "${w#*@}" =~ ^[1-9][0-9]*$ ]] && { [ "${w#*@}" = 1 ] || [ $((${w#*@} % 8)) = 0 ]; } ||
+      die "BENCH_WORKLOADS: $w (W@1, or W@N with N a multiple of 8)"
+  fi
+done
 case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be follower, leader or any" ;; esac
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
 [[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
@@ -197,14 +205,17 @@ for n in $nodes_list; do
       for sys in zk zb; do
         addr=$zk_addr; [ "$sys" = zb ] && addr=$zb_addr
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
-        keep=(); [ "${w%@1}" = create ] && keep=(--no-cleanup)
+        keep=(); [ "${w%@*}" = create ] && keep=(--no-cleanup)
         shape=()
-        if [ "${w%@1}" != "$w" ]; then
+        case $w in
+        *@1)
           shape=(--connections 1 --outstanding 1)
           addr=$(at1_addr "$addr")
           log "  one connection to $addr"
-        fi
-        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@1}" --duration "$duration" --warmup "$warmup" \
+          ;;
+        *@*) shape=(--connections 8 --outstanding $((${w#*@} / 8))) ;;
+        esac
+        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@*}" --duration "$duration" --warmup "$warmup" \
           "${keep[@]}" "${shape[@]}" ||
           echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
       done
@@ -359,7 +370,7 @@ if [ -n "$nodes_list" ]; then
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
-  echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; the others: zkbridge bench's connections and outstanding."
+  echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; W@N: 8 connections, N requests outstanding in all; the others: zkbridge bench's connections and outstanding."
 fi
 
 # The memory and restart table: one run per system.

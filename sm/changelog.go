@@ -40,7 +40,11 @@ type ChangeRecord struct {
 const changeRecVersion byte = 1
 
 func (r *ChangeRecord) encode() []byte {
-	e := &enc{}
+	size := 24
+	for i := range r.Changes {
+		size += 80 + len(r.Changes[i].Path) + len(r.Changes[i].Data) // a Stat's varints fit in 70
+	}
+	e := &enc{b: make([]byte, 0, size)}
 	e.u8(changeRecVersion)
 	e.svar(r.Zxid)
 	e.svar(r.Time)

@@ -61,8 +61,11 @@ func (n *nodeRec) stat() zkproto.Stat {
 
 // encode appends the record; data goes last without a length so a node costs
 // only a few varint bytes beyond its key and data.
-func (n *nodeRec) encode() []byte {
-	e := &enc{b: make([]byte, 0, 40+len(n.data))}
+func (n *nodeRec) encode() []byte { return n.appendTo(make([]byte, 0, 40+len(n.data))) }
+
+// appendTo appends the encoded record to b.
+func (n *nodeRec) appendTo(b []byte) []byte {
+	e := &enc{b: b}
 	e.u8(nodeRecVersion)
 	e.u8(byte(n.kind))
 	switch n.kind {

@@ -89,6 +89,7 @@ type StateMachine struct {
 	nodes    *nodeCache // likewise
 	filter   *nodeFilter
 	logs     logIndex    // touched only by the apply path
+	txn      *txn        // Update's, reused by the next one
 	children *childCache // child listings, read side only
 }
 
@@ -289,7 +290,12 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	if err := s.logs.load(b, &meta); err != nil {
 		return nil, err
 	}
-	a := &applier{cfg: &s.cfg, t: newTxn(b), zxidBase: s.zxidBase}
+	if s.txn == nil {
+		s.txn = newTxn(b)
+	} else {
+		s.txn.rebind(b)
+	}
+	a := &applier{cfg: &s.cfg, t: s.txn, zxidBase: s.zxidBase}
 	a.t.hot, a.t.filter, a.t.cache = s.hot, s.filter, s.nodes
 	defer s.hot.discard() // a no-op once published
 	defer s.filter.discard()

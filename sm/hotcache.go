@@ -1,11 +1,6 @@
 package sm
 
-import (
-	"bytes"
-	"sort"
-
-	"github.com/cockroachdb/pebble/v2"
-)
+import "bytes"
 
 // hotCache keeps, across Updates, the values of the few keys nearly every
 // write reads: ACL records and their dedupe index, the quota count, and the
@@ -15,10 +10,10 @@ import (
 // benchmark, and a sixth more for the session).
 //
 // It cannot change what Apply computes: txn.commit stages the cacheable
-// keys it writes instead of putting them in the batch, later entries read
-// them staged, write puts each one in the batch once before it commits,
-// and only a successful batch commit publishes them (publish); a snapshot
-// recovery drops everything (reset). It is touched only by the apply path,
+// keys it writes (the batch gets them from txn's pending writes, as every
+// other key), later entries read them staged, and only a successful batch
+// commit publishes them (publish); a snapshot recovery drops everything
+// (reset). It is touched only by the apply path,
 // and every apply read of these keys goes through txn.get.
 type hotCache struct {
 	vals    map[string][]byte // nil value: known absent
@@ -63,28 +58,6 @@ func (c *hotCache) stage(k string, v []byte) {
 	if c != nil {
 		c.staged[k] = v[:len(v):len(v)]
 	}
-}
-
-// write puts the staged writes into the Update's batch, each key once with
-// its last value, in key order. Every entry of the Update writes a session
-// record (and many an ACL record); staging them instead of writing each
-// into the batch spares a batch and a memtable insert per entry, and
-// compaction the versions nobody could read.
-func (c *hotCache) write(b *pebble.Batch) error {
-	if c == nil || len(c.staged) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(c.staged))
-	for k := range c.staged {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := writeKV(b, k, c.staged[k]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // publish makes the staged writes committed, after the batch committed.

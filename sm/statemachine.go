@@ -317,9 +317,6 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	if err := a.t.flush(); err != nil {
 		return nil, fmt.Errorf("sm: entries %d..%d: %w", ents[0].Index, ents[len(ents)-1].Index, err)
 	}
-	if err := s.hot.write(b); err != nil {
-		return nil, err
-	}
 	maxRec, maxBytes := s.cfg.retention()
 	if err := s.logs.trim(b, &meta, maxRec, maxBytes); err != nil {
 		return nil, err

@@ -225,13 +225,10 @@ func (t *txn) commit() {
 		if !s.dirty {
 			continue
 		}
-		if t.hot != nil && cacheable([]byte(k)) {
-			// Reads of this Update find it staged; the batch gets the
-			// last value once, at the end (hotCache.write).
-			t.hot.stage(k, s.val)
-			continue
-		}
 		t.pendingKV[k] = s.val
+		if t.hot != nil && cacheable([]byte(k)) {
+			t.hot.stage(k, s.val) // for the cache, once the batch commits
+		}
 	}
 	t.reset()
 }
@@ -289,19 +286,5 @@ func (t *txn) flush() error {
 	t.writes = ws[:0]
 	clear(t.pendingNodes)
 	clear(t.pendingKV)
-	return nil
-}
-
-// writeKV puts k = v into batch b, or deletes k when v is nil.
-func writeKV(b *pebble.Batch, k string, v []byte) error {
-	var err error
-	if v == nil {
-		err = b.Delete([]byte(k), nil)
-	} else {
-		err = b.Set([]byte(k), v, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("write %q: %w", k, err)
-	}
 	return nil
 }

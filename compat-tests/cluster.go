@@ -65,6 +65,9 @@ type ClusterOptions struct {
 	Proxied bool
 	// SnapshotEntries is every node's --snapshot-entries (0: the default).
 	SnapshotEntries uint64
+	// ElectionTimeout is every node's --election-timeout (0:
+	// SuiteElectionTimeout, which is longer than the server's default).
+	ElectionTimeout time.Duration
 }
 
 // ProcNode is one zkbridge process.
@@ -117,6 +120,9 @@ func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {
 	t.Helper()
 	if opts.TickTime == 0 {
 		opts.TickTime = 2 * time.Second
+	}
+	if opts.ElectionTimeout == 0 {
+		opts.ElectionTimeout = SuiteElectionTimeout
 	}
 	c := &ProcCluster{t: t, bin: zkbridgeBinary(t), opts: opts}
 	ports, err := freePorts(3 * n)
@@ -183,7 +189,7 @@ func (c *ProcCluster) Start(i int) {
 	args := []string{"server", "--data-dir", nd.dir, "--client-addr", nd.Client,
 		"--peer-addr", nd.Peer, "--admin-addr", nd.Admin, "--replica-id", fmt.Sprint(nd.ID),
 		"--peers", nd.peers, "--4lw", "*", "--tick-time", c.opts.TickTime.String(),
-		"--election-timeout", SuiteElectionTimeout.String(), "--log-format", "json"}
+		"--election-timeout", c.opts.ElectionTimeout.String(), "--log-format", "json"}
 	if nd.listen != "" {
 		args = append(args, "--peer-listen-addr", nd.listen)
 	}

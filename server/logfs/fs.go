@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -90,7 +91,17 @@ func (f *logFile) WriteAt(p []byte, off int64) (int, error) {
 
 // Sync makes the written bytes durable with fdatasync: the size does not
 // change while the log fits its reservation, so there is no inode to write.
-func (f *logFile) Sync() error { return datasync(f.File) }
+//
+// It first yields the processor. Dragonboat's step worker hands a leader's
+// Replicate messages to the transport's sending goroutine and then saves
+// the log; that goroutine is queued on the step worker's processor and
+// otherwise waits for another thread to wake and take it, which measured
+// about 60 µs, mostly after the fsync had started. Yielding lets the
+// messages leave first, so followers start their own sync that much earlier.
+func (f *logFile) Sync() error {
+	runtime.Gosched()
+	return datasync(f.File)
+}
 
 // Close truncates a reserved log to what was written, so that a closed log
 // ends where its last record does.

@@ -26,13 +26,8 @@ func startCluster(t *testing.T, n int, tick time.Duration) []*Server {
 func startClusterWith(t *testing.T, n int, tick time.Duration, mutate func(*Config)) []*Server {
 	t.Helper()
 	peers := map[uint64]string{}
-	for i := 1; i <= n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		peers[uint64(i)] = ln.Addr().String()
-		ln.Close()
+	for i, addr := range freeAddrs(t, n) {
+		peers[uint64(i+1)] = addr
 	}
 	servers := make([]*Server, n)
 	errs := make([]error, n)
@@ -249,12 +244,7 @@ func TestMembershipChanges(t *testing.T) {
 		t.Fatalf("removal below a safe majority: %v", err)
 	}
 	// A new replica joins: started first (it waits to be contacted), then added.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: addr, ReplicaID: 7, Join: true,
 		AdminDisabled: true, TickTime: time.Second, Peers: map[uint64]string{7: addr}}
 	joined, err := New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))

@@ -14,14 +14,27 @@ import (
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-func freeAddr(t *testing.T) string {
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return freeAddrs(t, 1)[0]
+}
+
+// freeAddrs returns n distinct loopback addresses that were free a moment
+// ago. All n are held open together: closing each before asking for the
+// next lets the kernel hand out the same port twice.
+func freeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // startNode starts one more node (an observer, a restart) in the background

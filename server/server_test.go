@@ -19,12 +19,7 @@ import (
 // startTestServer runs a one-node server on free loopback ports.
 func startTestServer(t testing.TB, mod func(*Config)) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer := ln.Addr().String()
-	ln.Close()
+	peer := freeAddr(t)
 	cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: peer, AdminDisabled: true,
 		FourLetterWords: []string{"*"}}
 	if mod != nil {

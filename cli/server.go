@@ -21,7 +21,10 @@ func serverCommand() *ucli.Command {
 		Usage: "run a zkbridge node (with no flags: one node on 127.0.0.1:2181, data in ./zkbridge-data)",
 		Description: "Serves the ZooKeeper client protocol. --config accepts zkbridge's YAML or a ZooKeeper\n" +
 			"zoo.cfg as is (detected by extension or content); flags override the file.\n" +
-			"SIGTERM or SIGINT stops accepting, lets in-flight replies leave, syncs and exits 0.",
+			"SIGTERM or SIGINT stops accepting, lets in-flight replies leave, syncs and exits 0.\n" +
+			"On Linux the server re-executes itself once with GODEBUG=" + quietSysmonSetting + " added, which keeps\n" +
+			"the Go runtime's monitor thread from waking for every write (README: Performance);\n" +
+			"GODEBUG=schedtrace=0 keeps the runtime's default.",
 		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "config", Usage: "YAML or zoo.cfg `FILE`"},
 			&ucli.StringFlag{Name: "data-dir", Usage: "state and Raft log `DIR`", Value: server.DefaultDataDir},
@@ -108,6 +111,9 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 
 func runServer(c *ucli.Context) error {
 	log := newLogger(c)
+	if err := reexecWithQuietSysmon(); err != nil {
+		log.Warn().Err(err).Msg("running with the Go runtime's default monitor thread: latency at low load is higher")
+	}
 	cfg, err := loadServerConfig(c)
 	if err != nil {
 		return err

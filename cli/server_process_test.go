@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,15 +17,38 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// TestMain removes the binary buildBinary made.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 // buildBinary builds zkbridge once per test binary.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "zkbridge")
-	cmd := exec.Command("go", "build", "-o", bin, "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "zkbridge-cli-test"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "zkbridge")
+		if out, err := exec.Command("go", "build", "-o", built.bin, "..").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 func freeAddr(t *testing.T) string {
@@ -47,7 +71,15 @@ type node struct {
 // startNode runs `zkbridge server` and waits for its "serving" log line.
 func startNode(t *testing.T, bin, dataDir, client, peer string) *node {
 	t.Helper()
+	return startNodeEnv(t, bin, dataDir, client, peer, nil)
+}
+
+// startNodeEnv is startNode with env as the process environment (nil: the
+// test's own).
+func startNodeEnv(t *testing.T, bin, dataDir, client, peer string, env []string) *node {
+	t.Helper()
 	cmd := exec.Command(bin, "server", "--data-dir", dataDir, "--client-addr", client, "--peer-addr", peer, "--no-admin", "--log-format", "json")
+	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func versionCommand() *ucli.Command {
 // Main runs the application with args (os.Args form) and returns the exit code.
 func Main(args []string) int {
 	app := NewApp(os.Stdout, os.Stderr)
+	app.Metadata = map[string]any{mayReexecKey: true}
 	if err := app.Run(args); err != nil {
 		fmt.Fprintf(os.Stderr, "zkbridge: %v\n", err)
 		return 1

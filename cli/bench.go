@@ -36,7 +36,9 @@ func benchCommand() *ucli.Command {
 			"Each connection pipelines up to --outstanding requests. The run warms up, then measures\n" +
 			"for --duration or --ops; a progress line goes to stderr, the report to stdout.\n" +
 			"Only the servers given in --addr are contacted. Ctrl-C ends the run early with a report.\n" +
-			"ZooKeeper refuses more than maxClientCnxns (default 60) connections per client address.",
+			"ZooKeeper refuses more than maxClientCnxns (default 60) connections per client address.\n" +
+			"On Linux it re-executes itself once with GODEBUG=" + quietSysmonSetting + ", as the server\n" +
+			"does, so that the Go runtime's wake-ups add less to what it measures (GODEBUG=schedtrace=0: not).",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "addr", Aliases: []string{"a"}, Value: "127.0.0.1:2181",
 				Usage: "load the server(s) at `HOST:PORT[,...]`, connections spread over them round-robin"},
@@ -133,6 +135,11 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 const probeInterval = 20 * time.Millisecond
 
 func runBench(c *ucli.Context) error {
+	// The load generator is a Go process too: without this its own
+	// wake-ups would add to every latency it measures, whatever the server.
+	if err := quietSysmon(c); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "zkbridge bench: %v; measuring with the runtime's default monitor thread\n", err)
+	}
 	cfg, err := benchConfig(c)
 	if err != nil {
 		return err

@@ -111,7 +111,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 
 func runServer(c *ucli.Context) error {
 	log := newLogger(c)
-	if err := reexecWithQuietSysmon(); err != nil {
+	if err := quietSysmon(c); err != nil {
 		log.Warn().Err(err).Msg("running with the Go runtime's default monitor thread: latency at low load is higher")
 	}
 	cfg, err := loadServerConfig(c)

@@ -1,6 +1,10 @@
 package cli
 
-import "strings"
+import (
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
 
 // quietSysmonSetting keeps the Go runtime's monitor thread (sysmon) out of
 // its deep sleep, so that it settles at its slowest poll (10 ms) instead of
@@ -46,4 +50,18 @@ func envWithQuietSysmon(env []string) ([]string, bool) {
 		out = append(out, "GODEBUG="+quietSysmonSetting)
 	}
 	return out, true
+}
+
+// mayReexecKey marks, in the app's Metadata, an app that is the process
+// itself (Main), not one a test runs in its own process.
+const mayReexecKey = "zkbridge.may-reexec"
+
+// quietSysmon re-executes the process with quietSysmonSetting when c's app
+// is the process's own (see reexecWithQuietSysmon); it returns the reason
+// it could not, nil when it did not need to.
+func quietSysmon(c *ucli.Context) error {
+	if may, _ := c.App.Metadata[mayReexecKey].(bool); !may {
+		return nil
+	}
+	return reexecWithQuietSysmon()
 }

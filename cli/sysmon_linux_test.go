@@ -37,8 +37,12 @@ func TestServerReexecutesWithQuietSysmon(t *testing.T) {
 	if got, _ := processGODEBUG(t, n.cmd.Process.Pid); got != "gctrace=0,"+quietSysmonSetting {
 		t.Errorf("serving process GODEBUG = %q, want gctrace=0,%s", got, quietSysmonSetting)
 	}
-	// Serving after the exec: the same pid answers.
+	// Serving after the exec: the same pid answers, under the binary's
+	// name (what ps and pgrep match).
 	connectZK(t, n.clientAddr).Close()
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.cmd.Process.Pid)); err != nil || strings.TrimSpace(string(comm)) != "zkbridge" {
+		t.Errorf("serving process name = %q (%v), want zkbridge", comm, err)
+	}
 
 	n = startNodeEnv(t, bin, t.TempDir(), freeAddr(t), freeAddr(t), append(slices.Clone(base), "GODEBUG=schedtrace=0"))
 	if got, _ := processGODEBUG(t, n.cmd.Process.Pid); got != "schedtrace=0" {

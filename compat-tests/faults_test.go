@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -674,7 +673,6 @@ func BenchmarkFailoverGap(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer ens.Stop()
-			pids := strings.Split(ens.pids, ",")
 			gap, _ := failoverRun(b, ens.Addrs, "/gap", func() {
 				lead := -1
 				for j, addr := range ens.Addrs {
@@ -685,7 +683,7 @@ func BenchmarkFailoverGap(b *testing.B) {
 				if lead < 0 {
 					b.Fatal("no ZooKeeper leader")
 				}
-				_ = exec.Command("kill", "-9", pids[lead]).Run()
+				_ = ens.Kill(lead)
 				// gone once its client port refuses connections
 				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 					nc, err := net.DialTimeout("tcp", ens.Addrs[lead], time.Second)

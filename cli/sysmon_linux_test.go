@@ -10,7 +10,7 @@ import (
 
 // processGODEBUG reads GODEBUG from a live process's environment, which
 // an exec replaces.
-func processGODEBUG(t *testing.T, pid int) (string, bool) {
+func processGODEBUG(t *testing.T, pid int) string {
 	t.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
@@ -18,10 +18,10 @@ func processGODEBUG(t *testing.T, pid int) (string, bool) {
 	}
 	for _, kv := range strings.Split(string(raw), "\x00") {
 		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
-			return v, true
+			return v
 		}
 	}
-	return "", false
+	return ""
 }
 
 // The server re-executes itself with the quiet-sysmon setting, and leaves
@@ -34,7 +34,7 @@ func TestServerReexecutesWithQuietSysmon(t *testing.T) {
 	base := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GODEBUG=") })
 
 	n := startNodeEnv(t, bin, t.TempDir(), freeAddr(t), freeAddr(t), append(slices.Clone(base), "GODEBUG=gctrace=0"))
-	if got, _ := processGODEBUG(t, n.cmd.Process.Pid); got != "gctrace=0,"+quietSysmonSetting {
+	if got := processGODEBUG(t, n.cmd.Process.Pid); got != "gctrace=0,"+quietSysmonSetting {
 		t.Errorf("serving process GODEBUG = %q, want gctrace=0,%s", got, quietSysmonSetting)
 	}
 	// Serving after the exec: the same pid answers, under the binary's
@@ -45,7 +45,7 @@ func TestServerReexecutesWithQuietSysmon(t *testing.T) {
 	}
 
 	n = startNodeEnv(t, bin, t.TempDir(), freeAddr(t), freeAddr(t), append(slices.Clone(base), "GODEBUG=schedtrace=0"))
-	if got, _ := processGODEBUG(t, n.cmd.Process.Pid); got != "schedtrace=0" {
+	if got := processGODEBUG(t, n.cmd.Process.Pid); got != "schedtrace=0" {
 		t.Errorf("with schedtrace=0 set, serving process GODEBUG = %q, want it unchanged", got)
 	}
 }

@@ -35,7 +35,8 @@
 #                    8 connections × N/8, e.g. "set@64 create@64")
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
-#   BENCH_PREWARM    an unmeasured mixed run against each system first (default 10s)
+#   BENCH_PREWARM    an unmeasured mixed run against each system first (default 60s:
+#                    after 10 s ZooKeeper's first W@1 row still ran ~25% slow)
 #   BENCH_REPEAT     runs per workload and system (default 2)
 #   BENCH_ARGS       extra `zkbridge bench` flags for every run, e.g. "--connections 20"
 #   BENCH_AT1_ROLE   which node a W@1 run connects to on a cluster: follower (default),
@@ -57,7 +58,7 @@ memory=${BENCH_MEMORY:-1}
 znodes=${BENCH_ZNODES:-1000000}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-2s}
-prewarm=${BENCH_PREWARM:-10s}
+prewarm=${BENCH_PREWARM:-60s}
 repeat=${BENCH_REPEAT:-2}
 extra=${BENCH_ARGS:-}
 at1_role=${BENCH_AT1_ROLE:-follower}

@@ -66,12 +66,14 @@ type conn struct {
 	unordered atomic.Int32
 
 	// out holds frames ready to be written; the writer drains it.
-	outMu    sync.Mutex
-	outCond  *sync.Cond
-	out      [][]byte
-	closing  bool // write what is queued, then close
-	closed   bool
-	doneOnce sync.Once
+	outMu   sync.Mutex
+	outCond *sync.Cond
+	out     [][]byte
+	closing bool // write what is queued, then close
+	closed  bool
+	// abortTimer bounds a graceful close (abortSoon); abort stops it.
+	abortTimer *time.Timer
+	doneOnce   sync.Once
 	// dead is closed when the socket is closed; drained (under pendMu) is
 	// set then too: pending replies are moot and their slots are returned.
 	dead     chan struct{}
@@ -248,6 +250,9 @@ func (c *conn) closeAfterFlush() {
 func (c *conn) abort() {
 	c.outMu.Lock()
 	c.closed = true
+	if c.abortTimer != nil {
+		c.abortTimer.Stop()
+	}
 	c.outCond.Signal()
 	c.outMu.Unlock()
 	_ = c.nc.Close()
@@ -331,9 +336,17 @@ func (c *conn) shutdown() {
 
 // abortSoon bounds a graceful close: the writer closes the socket once its
 // queue is empty, but a peer that stops reading cannot hold it open past
-// the write timeout.
+// the write timeout. The timer is stopped once the connection is closed:
+// a pending timer keeps the connection (and its 32 KiB read buffer) in
+// memory, and under connection churn that was every connection of the
+// last session timeout.
 func (c *conn) abortSoon() {
-	time.AfterFunc(c.writeTimeout(), c.abort)
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if c.closed || c.abortTimer != nil {
+		return
+	}
+	c.abortTimer = time.AfterFunc(c.writeTimeout(), c.abort)
 }
 
 // addPending reserves the next reply slot: one of the node's

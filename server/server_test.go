@@ -340,3 +340,40 @@ func TestMonitorReportsFsyncAndRaft(t *testing.T) {
 		t.Errorf("node count %d, want 6 (4 special + /m, root counted twice)", got)
 	}
 }
+
+// A closed connection must be garbage as soon as it is closed, not held
+// (with its read buffer) by the timer that bounds a graceful close until
+// the session timeout passes: under connection churn that was every
+// connection of the last 30 s, tens of KB each.
+func TestClosedConnectionIsReleased(t *testing.T) {
+	s := startTestServer(t, nil)
+	for _, closeSession := range []bool{true, false} {
+		c := dial(t, s) // a 30 s session timeout
+		conns := s.snapshotConns()
+		if len(conns) != 1 {
+			t.Fatalf("%d connections registered, want 1", len(conns))
+		}
+		released := make(chan struct{})
+		runtime.AddCleanup(conns[0], func(ch chan struct{}) { close(ch) }, released)
+		conns = nil
+		if closeSession {
+			c.send(zkproto.OpCloseSession, nil)
+			if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+				t.Fatalf("closeSession: %v", h.Err)
+			}
+		}
+		c.nc.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for done := false; !done; {
+			runtime.GC()
+			select {
+			case <-released:
+				done = true
+			case <-time.After(20 * time.Millisecond):
+				if time.Now().After(deadline) {
+					t.Fatalf("closeSession %v: the closed connection is still referenced after 10 s", closeSession)
+				}
+			}
+		}
+	}
+}

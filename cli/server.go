@@ -29,6 +29,7 @@ func serverCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "config", Usage: "YAML or zoo.cfg `FILE`"},
 			&ucli.StringFlag{Name: "data-dir", Usage: "state and Raft log `DIR`", Value: server.DefaultDataDir},
 			&ucli.StringFlag{Name: "data-log-dir", Usage: "Raft log `DIR` (default: inside --data-dir)"},
+			&ucli.BoolFlag{Name: "force-sync", Usage: "fsync the Raft log before a write is acknowledged (zoo.cfg forceSync); --force-sync=false risks losing acknowledged writes if the machine crashes", Value: true},
 			&ucli.StringFlag{Name: "client-addr", Usage: "ZooKeeper client listener `HOST:PORT`", Value: server.DefaultClientAddr},
 			&ucli.StringFlag{Name: "admin-addr", Usage: "admin HTTP listener `HOST:PORT` (/commands, /metrics)", Value: server.DefaultAdminAddr},
 			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
@@ -67,6 +68,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	}
 	set("data-dir", func() { cfg.DataDir = c.String("data-dir") })
 	set("data-log-dir", func() { cfg.DataLogDir = c.String("data-log-dir") })
+	set("force-sync", func() { cfg.LogSyncDisabled = !c.Bool("force-sync") })
 	set("client-addr", func() { cfg.ClientAddr = c.String("client-addr") })
 	set("admin-addr", func() { cfg.AdminAddr = c.String("admin-addr") })
 	set("no-admin", func() { cfg.AdminDisabled = c.Bool("no-admin") })

@@ -6,7 +6,8 @@
 # For each topology (1 node; 3 nodes) it starts ZooKeeper (start-zookeeper.sh,
 # or start-zookeeper-ensemble.sh 3; forceSync on as by default, default JVM
 # flags plus a fixed heap) and zkbridge (`zkbridge server`, or local-cluster.sh
-# start 3; the Raft log is fsynced on every write), warms both up, then runs
+# start 3; the Raft log is fsynced on every write; BENCH_FSYNC=0 turns the log
+# sync off in both), warms both up, then runs
 # every workload against each in alternation (ZooKeeper, zkbridge, ZooKeeper,
 # zkbridge, ...) and averages the repeats. Every process it starts is stopped
 # on exit, interrupted or not.
@@ -42,6 +43,9 @@
 #   BENCH_AT1_ROLE   which node a W@1 run connects to on a cluster: follower (default),
 #                    leader, or any (the first address); the same role for both systems,
 #                    asked from each node's srvr before every run
+#   BENCH_FSYNC      1 (default): both sync their log before acknowledging a write;
+#                    0: neither does (ZooKeeper forceSync=no, zkbridge --force-sync=false),
+#                    which shows what the disk's syncs cost each system
 #   BENCH_MEMORY     1 (default): measure memory per znode and restart time; 0: skip
 #   BENCH_ZNODES     znodes created for that (default 1000000; e.g. 100000 for a quick run)
 #   ZK_HEAP          ZooKeeper's heap per node (default 1g)
@@ -62,6 +66,7 @@ prewarm=${BENCH_PREWARM:-60s}
 repeat=${BENCH_REPEAT:-2}
 extra=${BENCH_ARGS:-}
 at1_role=${BENCH_AT1_ROLE:-follower}
+fsync=${BENCH_FSYNC:-1}
 export ZK_HEAP=${ZK_HEAP:-1g}
 
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
@@ -74,6 +79,12 @@ done
 case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be follower, leader or any" ;; esac
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
 [[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
+[[ "$fsync" == 0 || "$fsync" == 1 ]] || die "BENCH_FSYNC must be 0 or 1"
+zb_flags=()
+if [ "$fsync" = 0 ]; then
+  export ZK_FORCE_SYNC=no ZKBRIDGE_SERVER_FLAGS=--force-sync=false
+  zb_flags=(--force-sync=false)
+fi
 [[ "$znodes" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ZNODES must be a positive integer"
 [ -n "$nodes_list" ] || [ "$memory" = 1 ] || die "nothing to run (BENCH_NODES empty and BENCH_MEMORY=0)"
 command -v jq >/dev/null || die "jq not found"
@@ -149,7 +160,7 @@ start_zkbridge() { # nodes -> sets zb_addr
     local ports
     mapfile -t ports < <(zk_free_ports 2)
     "$bin" server --data-dir "$work/zkbridge-data" --client-addr "127.0.0.1:${ports[0]}" \
-      --peer-addr "127.0.0.1:${ports[1]}" --no-admin --log-format json \
+      --peer-addr "127.0.0.1:${ports[1]}" --no-admin --log-format json "${zb_flags[@]}" \
       >"$work/zkbridge.log" 2>&1 </dev/null &
     zb_pid=$!
     local deadline=$((SECONDS + 60))
@@ -284,7 +295,7 @@ memory_spawn() {
     zk_pids=$!
   else
     "$bin" server --data-dir "$work/mem-zkbridge" --client-addr "127.0.0.1:$mem_port" \
-      --peer-addr "127.0.0.1:$mem_peer" --admin-addr "$mem_admin" --log-format json \
+      --peer-addr "127.0.0.1:$mem_peer" --admin-addr "$mem_admin" --log-format json "${zb_flags[@]}" \
       >>"$work/mem-zkbridge.log" 2>&1 </dev/null &
     zb_pid=$!
   fi
@@ -349,7 +360,8 @@ mean() { # files... -> "ops/s p50 p99 errors"
 if [ -n "$nodes_list" ]; then
   echo
   echo "zkbridge vs ZooKeeper 3.8 on loopback; $duration per run after $warmup warm-up, mean of $repeat runs, alternated"
-  echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; both fsync every write"
+  if [ "$fsync" = 1 ]; then synced="both fsync every write"; else synced="NEITHER syncs its log (BENCH_FSYNC=0: forceSync=no, --force-sync=false)"; fi
+  echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; $synced"
   echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
   echo
   {
@@ -415,5 +427,5 @@ if [ "$memory" = 1 ]; then
   echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
   echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
 fi
-printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
-  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$memory" "$znodes" "$ZK_HEAP"
+printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_FSYNC=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
+  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$fsync" "$memory" "$znodes" "$ZK_HEAP"

@@ -10,6 +10,8 @@
 #
 # State lives in $ZKBRIDGE_CLUSTER_DIR (default: a fixed dir under $TMPDIR).
 # ZKBRIDGE_BIN uses a prebuilt binary instead of building one.
+# ZKBRIDGE_SERVER_FLAGS adds flags to every node's command line
+# (e.g. "--force-sync=false"); they are kept for restart.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,9 +31,10 @@ start_node() { # i
   local i=$1
   # shellcheck disable=SC1090
   source "$dir/node$i.env"
+  # shellcheck disable=SC2046 # the extra flags are split into words
   "$dir/zkbridge" server --data-dir "$dir/node$i" --client-addr "127.0.0.1:$CLIENT" \
     --peer-addr "127.0.0.1:$PEER" --admin-addr "127.0.0.1:$ADMIN" --replica-id "$i" \
-    --peers "$(cat "$dir/peers")" --4lw '*' --log-format json \
+    --peers "$(cat "$dir/peers")" --4lw '*' --log-format json $(cat "$dir/flags" 2>/dev/null) \
     >>"$dir/node$i.log" 2>&1 </dev/null &
   echo $! >"$dir/node$i.pid"
 }
@@ -92,6 +95,7 @@ for s in socks: s.close()
       peers+=("$i=127.0.0.1:$p")
     done
     (IFS=,; echo "${peers[*]}") >"$dir/peers"
+    echo "${ZKBRIDGE_SERVER_FLAGS:-}" >"$dir/flags"
     echo "local-cluster: starting $n nodes in $dir" >&2
     for ((i = 1; i <= n; i++)); do start_node "$i"; done
     wait_leader "$n"

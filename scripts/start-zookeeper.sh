@@ -8,6 +8,7 @@
 #   ZK_SUPER_DIGEST      super user digest (default: super:superpw's)
 #   ZK_CONTAINER_CHECK_MS  znode.container.checkIntervalMs (default 60000)
 #   ZK_TICK_TIME         tickTime (default 2000)
+#   ZK_FORCE_SYNC        forceSync (default unset: yes, the txn log is fsynced)
 #   ZK_HEAP              JVM heap, e.g. 512m (default 512m)
 #   ZK_JVM_FLAGS         extra JVM flags
 set -euo pipefail
@@ -27,6 +28,7 @@ clientPort=$port
 clientPortAddress=127.0.0.1
 4lw.commands.whitelist=*
 admin.enableServer=false
+${ZK_FORCE_SYNC:+forceSync=$ZK_FORCE_SYNC}
 CFG
 
 zk_launch org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" "$dir/zookeeper.log" "${ZK_HEAP:-512m}"

@@ -26,6 +26,12 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 	// DataLogDir holds the Raft log (zoo.cfg dataLogDir).
 	DataLogDir string `yaml:"data_log_dir"`
+	// LogSyncDisabled acknowledges writes without fsyncing the Raft log
+	// (zoo.cfg forceSync=no). A machine crash can then lose acknowledged
+	// writes, on several nodes at once; a process crash loses nothing,
+	// since the data is in the kernel's page cache. For benchmarks and
+	// throwaway clusters.
+	LogSyncDisabled bool `yaml:"log_sync_disabled"`
 	// ClientAddr is the ZooKeeper client listener, host:port.
 	ClientAddr string `yaml:"client_addr"`
 	// AdminAddr is the admin HTTP listener (/commands, /metrics).
@@ -351,6 +357,9 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			c.DataDir = resolve(dir, v)
 		case k == "dataLogDir":
 			c.DataLogDir = resolve(dir, v)
+		case k == "forceSync" || k == "zookeeper.forceSync":
+			// ZooKeeper skips the txn log's fsync only for exactly "no".
+			c.LogSyncDisabled = v == "no"
 		case k == "clientPort":
 			c.ClientAddr = net.JoinHostPort(clientHost, v)
 		case k == "clientPortAddress":

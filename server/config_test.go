@@ -78,6 +78,7 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 		{"myid", c.ReplicaID == 3},
 		{"peer from server.3", c.PeerAddr == "127.0.0.1:2888"},
 		{"initLimit (for conf)", c.InitLimit == 10},
+		{"the Raft log is synced by default", !c.LogSyncDisabled},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -87,6 +88,31 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 	warned := strings.Join(c.Warnings, "\n")
 	if !strings.Contains(warned, "frobnicate") || !strings.Contains(warned, "autopurge.purgeInterval") || strings.Contains(warned, "initLimit") {
 		t.Errorf("unknown and unused keys must warn, got:\n%s", warned)
+	}
+}
+
+// ZooKeeper skips its txn log's fsync only for forceSync exactly "no"
+// (FileTxnLog); any other value keeps it, as no value does.
+func TestZooCfgForceSync(t *testing.T) {
+	for cfg, disabled := range map[string]bool{
+		"":                              false,
+		"forceSync=yes\n":               false,
+		"forceSync=no\n":                true,
+		"forceSync=NO\n":                false,
+		"forceSync=false\n":             false,
+		"zookeeper.forceSync=no\n":      true,
+		"forceSync=no\nforceSync=yes\n": false, // the last value wins, as in Java properties
+	} {
+		c, err := ParseZooCfg([]byte("dataDir=d\n"+cfg), t.TempDir())
+		if err != nil {
+			t.Fatalf("%q: %v", cfg, err)
+		}
+		if c.LogSyncDisabled != disabled {
+			t.Errorf("%q: log sync disabled %v, want %v", cfg, c.LogSyncDisabled, disabled)
+		}
+		if strings.Contains(strings.Join(c.Warnings, "\n"), "forceSync") {
+			t.Errorf("%q: forceSync warned as unknown: %v", cfg, c.Warnings)
+		}
 	}
 }
 

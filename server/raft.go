@@ -295,6 +295,11 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 		log.Info().Str("file", path).Msg("raft log: cut the reserved tail a crash left")
 	}
 	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
+	logFS := logfs.New(vfs.Default)
+	if cfg.LogSyncDisabled {
+		logFS.NoSync = true
+		log.Warn().Str("dir", raftDir).Msg("raft log: writes are acknowledged without fsync (forceSync=no); a machine crash can lose acknowledged writes")
+	}
 	nhc := config.NodeHostConfig{
 		NodeHostDir:         raftDir,
 		RTTMillisecond:      raftRTT,
@@ -303,7 +308,7 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 		RaftEventListener:   leaders,
 		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger(), leaders: leaders},
 		Expert: config.ExpertConfig{
-			FS:               logfs.New(vfs.Default),
+			FS:               logFS,
 			LogDB:            logDBConfig(),
 			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
 			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger()},

@@ -212,3 +212,63 @@ func FuzzTrimReserved(f *testing.F) {
 		}
 	})
 }
+
+// syncCountingFS hands out files that count their Syncs. They have no Fd,
+// so logfs syncs them through Sync rather than fdatasync.
+type syncCountingFS struct {
+	vfs.FS
+	syncs *int
+}
+
+type syncCountingFile struct {
+	vfs.File
+	syncs *int
+}
+
+func (fs syncCountingFS) Create(name string) (vfs.File, error) {
+	f, err := fs.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return syncCountingFile{File: f, syncs: fs.syncs}, nil
+}
+
+func (f syncCountingFile) Sync() error {
+	*f.syncs++
+	return f.File.Sync()
+}
+
+// With NoSync (forceSync=no) a log's Sync reaches no file system; other
+// files, and logs without it, are synced as asked.
+func TestNoSyncSkipsOnlyLogSyncs(t *testing.T) {
+	dir := t.TempDir()
+	for _, noSync := range []bool{false, true} {
+		syncs := 0
+		fs := New(syncCountingFS{FS: vfs.Default, syncs: &syncs})
+		fs.NoSync = noSync
+		logName := filepath.Join(dir, "000001.log")
+		otherName := filepath.Join(dir, "MANIFEST-000001")
+		for _, name := range []string{logName, otherName} {
+			f, err := fs.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write([]byte("record")); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := 2
+		if noSync {
+			want = 1 // the manifest's
+		}
+		if syncs != want {
+			t.Errorf("NoSync=%v: %d syncs reached the file system, want %d", noSync, syncs, want)
+		}
+	}
+}

@@ -138,6 +138,9 @@ type Config struct {
 	Cleanup        bool          // delete the nodes this run created, at the end
 	Timeout        time.Duration // bound on connecting and on waiting for replies
 	SessionTimeout time.Duration
+	// ServerPIDs are local server processes whose CPU, run-queue wait and
+	// switches over the measured time the result reports per op (Linux).
+	ServerPIDs []int
 
 	Progress          io.Writer     // progress lines (nil: none)
 	ProgressInterval  time.Duration // how often (default 1 s)

@@ -61,6 +61,8 @@ type Result struct {
 	Events        int64      `json:"events,omitempty"` // watch events received
 	Latency       Latency    `json:"latency_ms"`
 	PerOp         []OpResult `json:"per_op"`
+	// Server: the server processes' use of the machine (Config.ServerPIDs).
+	Server *ServerUsage `json:"server,omitempty"`
 }
 
 // unitOp names, for workloads whose unit is not a single request, the op
@@ -186,6 +188,10 @@ func (res *Result) WriteTable(w io.Writer) error {
 			fmt.Fprint(&b, "; exists: one per session")
 		}
 		fmt.Fprintln(&b)
+	}
+	if u := res.Server; u != nil {
+		fmt.Fprintf(&b, "\nserver processes %v, per op: %.0f µs on a CPU, %.0f µs waiting for one, %.1f switches onto one (%.2f cores busy)\n",
+			u.PIDs, u.CPUPerOp, u.RunqueuePerOp, u.SwitchesPerOp, u.CPUCoresInUse)
 	}
 	var errs []string
 	for _, o := range res.PerOp {

@@ -86,6 +86,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range r.payload {
 		r.payload[i] = byte('a' + i%26)
 	}
+	if len(cfg.ServerPIDs) > 0 {
+		if _, err := sampleProcs(cfg.ServerPIDs); err != nil {
+			return nil, fmt.Errorf("server pids: %w", err)
+		}
+	}
 	if err := r.setup(); err != nil {
 		r.cleanup(nil)
 		return nil, err
@@ -98,6 +103,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	)
 	r.measureFrom = time.Now().Add(cfg.Warmup)
 	r.stopAt = r.measureFrom.Add(cfg.Duration)
+	usage := startUsage(cfg.ServerPIDs, r.measureFrom)
 	stopProgress := r.progress()
 	var workers []*worker
 	switch cfg.Workload {
@@ -114,6 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopProgress()
 	if err == nil {
 		res = r.result(stats)
+		res.Server, err = usage.finish(res.Ops)
 	}
 	var leftovers []string
 	for _, w := range workers {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,7 @@ func benchCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "no-cleanup", Usage: "keep the nodes the run created (default: delete them at the end)"},
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on connecting and on waiting for replies and events"},
 			&ucli.DurationFlag{Name: "session-timeout", Value: 30 * time.Second, Usage: "session timeout requested"},
+			&ucli.StringFlag{Name: "server-pids", Usage: "also report what these local server processes (`PID[,...]`) spent per op over the measured time: CPU, run-queue wait, switches (Linux)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&ucli.DurationFlag{Name: "progress", Value: time.Second, Usage: "progress line `INTERVAL` on stderr (0: none)"},
 		},
@@ -96,6 +98,15 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	for _, a := range strings.Split(c.String("addr"), ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			cfg.Addrs = append(cfg.Addrs, a)
+		}
+	}
+	if s := c.String("server-pids"); s != "" {
+		for _, p := range strings.Split(s, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || pid <= 0 {
+				return cfg, fmt.Errorf("--server-pids: %q is not a process id", p)
+			}
+			cfg.ServerPIDs = append(cfg.ServerPIDs, pid)
 		}
 	}
 	// Zero would mean "default" to Normalize; on the command line it is a mistake.

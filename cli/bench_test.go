@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,11 +132,15 @@ func TestBenchWorkloads(t *testing.T) {
 func TestBenchTableAndProgress(t *testing.T) {
 	addr := startInProcess(t)
 	out, errOut, err := runBenchCLI("--addr", addr, "-w", "get", "--duration", "300ms", "--warmup", "0s",
-		"--progress", "100ms", "--root", "/b", "--no-cleanup")
+		"--progress", "100ms", "--root", "/b", "--no-cleanup", "--server-pids", strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"workload get against " + addr, "ops/s", "p999 ms", "\n  get "} {
+	lines := []string{"workload get against " + addr, "ops/s", "p999 ms", "\n  get "}
+	if runtime.GOOS == "linux" {
+		lines = append(lines, fmt.Sprintf("server processes [%d], per op: ", os.Getpid()), " µs on a CPU")
+	}
+	for _, s := range lines {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
@@ -174,6 +181,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--connect-exists", "-w", "get"}, "--connect-exists applies to the connect workload"},
 		{[]string{"--probe-min", "3"}, "--probe-min needs --probe"},
+		{[]string{"--server-pids", "12,x"}, `--server-pids: "x" is not a process id`},
 		{[]string{"--addr", closed, "--probe", "/x", "--timeout", "300ms"}, "no answer within 300ms"},
 		{[]string{"--addr", closed, "--timeout", "2s"}, "connection refused"},
 	} {

@@ -177,6 +177,10 @@ start_zkbridge() { # nodes -> sets zb_addr
   fi
 }
 
+server_pids_zb() { # the running zkbridge node(s), comma-separated
+  if [ -n "$zb_pid" ]; then echo "$zb_pid"; else cat "$cluster_dir"/node*.pid | paste -sd, -; fi
+}
+
 bench() { # addr out-file args...
   local addr=$1 out=$2
   shift 2
@@ -227,8 +231,10 @@ for n in $nodes_list; do
           ;;
         *@*) shape=(--connections 8 --outstanding $((${w#*@} / 8))) ;;
         esac
+        pids=$zk_pids
+        [ "$sys" = zb ] && pids=$(server_pids_zb)
         bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@*}" --duration "$duration" --warmup "$warmup" \
-          "${keep[@]}" "${shape[@]}" ||
+          --server-pids "$pids" "${keep[@]}" "${shape[@]}" ||
           echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
       done
     done
@@ -350,12 +356,13 @@ fi
 # The table: means over the repeats.
 # A run that failed (bench exited non-zero) is left out of the means and
 # counted in the errors column as "+Nfailed".
-mean() { # files... -> "ops/s p50 p99 errors"
+mean() { # files... -> "ops/s p50 p99 errors cpu-µs/op runqueue-µs/op switches/op"
   jq -s -r '(map(select(.failed | not))) as $ok | (length - ($ok | length)) as $failed |
-    if ($ok | length) == 0 then [0, 0, 0, "\($failed)failed"] else
-    [ ($ok | map(.ops_per_sec) | add / length), ($ok | map(.latency_ms.p50) | add / length),
-      ($ok | map(.latency_ms.p99) | add / length),
-      "\($ok | map(.errors) | add)\(if $failed > 0 then "+\($failed)failed" else "" end)" ] end | @tsv' "$@"
+    def avg(f): $ok | map(f // 0) | add / length;
+    if ($ok | length) == 0 then [0, 0, 0, "\($failed)failed", 0, 0, 0] else
+    [ avg(.ops_per_sec), avg(.latency_ms.p50), avg(.latency_ms.p99),
+      "\($ok | map(.errors) | add)\(if $failed > 0 then "+\($failed)failed" else "" end)",
+      avg(.server.cpu_us_per_op), avg(.server.runqueue_wait_us_per_op), avg(.server.switches_per_op) ] end | @tsv' "$@"
 }
 if [ -n "$nodes_list" ]; then
   echo
@@ -365,15 +372,16 @@ if [ -n "$nodes_list" ]; then
   echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
   echo
   {
-    printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\n'
+    printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\tCPU µs/op ZK/zkb\tCPU wait µs/op ZK/zkb\tswitches/op ZK/zkb\n'
     for n in $nodes_list; do
       for w in $workloads; do
-        read -r zo z50 z99 ze < <(mean "$work/results/$n-$w-zk-"*.json)
-        read -r bo b50 b99 be < <(mean "$work/results/$n-$w-zb-"*.json)
-        awk -v n="$n" -v w="$w" -v zo="$zo" -v bo="$bo" -v z50="$z50" -v b50="$b50" -v z99="$z99" -v b99="$b99" -v ze="$ze" -v be="$be" 'BEGIN {
+        read -r zo z50 z99 ze zc zq zs < <(mean "$work/results/$n-$w-zk-"*.json)
+        read -r bo b50 b99 be bc bq bs < <(mean "$work/results/$n-$w-zb-"*.json)
+        awk -v n="$n" -v w="$w" -v zo="$zo" -v bo="$bo" -v z50="$z50" -v b50="$b50" -v z99="$z99" -v b99="$b99" -v ze="$ze" -v be="$be" \
+          -v zc="$zc" -v bc="$bc" -v zq="$zq" -v bq="$bq" -v zs="$zs" -v bs="$bs" 'BEGIN {
           ratio = zo > 0 ? sprintf("%.2f", bo / zo) : "-"
           pr = z99 > 0 ? sprintf("%.2f", b99 / z99) : "-"
-          printf "%s\t%s\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s/%s\n", n, w, zo, bo, ratio, z50, b50, z99, b99, pr, ze, be
+          printf "%s\t%s\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s/%s\t%.0f/%.0f\t%.0f/%.0f\t%.1f/%.1f\n", n, w, zo, bo, ratio, z50, b50, z99, b99, pr, ze, be, zc, bc, zq, bq, zs, bs
         }'
       done
     done
@@ -383,6 +391,8 @@ if [ -n "$nodes_list" ]; then
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
+  echo "CPU, CPU wait, switches: summed over the server processes' threads (/proc/PID/task/*/schedstat) over the measured time, per op:"
+  echo "  time on a CPU, time ready but waiting for one, and times put on one (wake-ups and preemptions)."
   echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; W@N: 8 connections, N requests outstanding in all; the others: zkbridge bench's connections and outstanding."
 fi
 

@@ -120,7 +120,7 @@ const (
 	// DefaultSnapshotEntries is smaller than ZooKeeper's snapCount
 	// (100000): a snapshot of the on-disk state machine is cheap.
 	DefaultSnapshotEntries = 10000
-	// DefaultElectionTimeout: 20 Raft ticks of 10 ms.
+	// DefaultElectionTimeout: 10 Raft ticks of 20 ms.
 	DefaultElectionTimeout = 200 * time.Millisecond
 )
 
@@ -204,8 +204,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: admin address %q: %w", c.AdminAddr, err)
 		}
 	}
-	if c.ElectionTimeout < 50*time.Millisecond || c.ElectionTimeout > time.Minute {
-		return fmt.Errorf("config: election timeout %v is outside 50ms..1m", c.ElectionTimeout)
+	if minimum := minElectionTicks * raftRTT * time.Millisecond; c.ElectionTimeout < minimum || c.ElectionTimeout > time.Minute {
+		return fmt.Errorf("config: election timeout %v is outside %v..1m", c.ElectionTimeout, minimum)
 	}
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		return fmt.Errorf("config: minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)

@@ -200,9 +200,13 @@ func TestValidate(t *testing.T) {
 	if c.ElectionTimeout != DefaultElectionTimeout || c.Validate() != nil {
 		t.Fatalf("default election timeout %v not valid", c.ElectionTimeout)
 	}
-	c.ElectionTimeout = 10 * time.Millisecond
+	c.ElectionTimeout = 59 * time.Millisecond
 	if c.Validate() == nil {
-		t.Fatal("10ms election timeout accepted (dragonboat needs more than 2 heartbeats of 2 ticks)")
+		t.Fatal("59ms election timeout accepted (dragonboat needs more than 2 heartbeats of a 20 ms tick)")
+	}
+	c.ElectionTimeout = 60 * time.Millisecond
+	if err := c.Validate(); err != nil {
+		t.Fatalf("60ms election timeout (3 ticks): %v", err)
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 // ServerUsage is what the server processes named by Config.ServerPIDs
 // spent over the measured time, per op of the run's unit. On a machine
 // the servers share with each other and the load generator, it tells
-// work from waiting: CPU is time on a core, RunqueueWait time a thread
-// was ready but waited for a core, Switches the times a thread was put on
-// a core (each one a wake-up or a preemption).
+// work from waiting: CPUPerOp is time on a core, RunqueuePerOp time a
+// thread was ready but waited for a core, SwitchesPerOp the times a thread
+// was put on a core (each one a wake-up or a preemption).
 type ServerUsage struct {
 	PIDs           []int   `json:"pids"`
 	CPUPerOp       float64 `json:"cpu_us_per_op"`

@@ -75,10 +75,11 @@ func startNode(t *testing.T, bin, dataDir, client, peer string) *node {
 }
 
 // startNodeEnv is startNode with env as the process environment (nil: the
-// test's own).
-func startNodeEnv(t *testing.T, bin, dataDir, client, peer string, env []string) *node {
+// test's own) and extra flags.
+func startNodeEnv(t *testing.T, bin, dataDir, client, peer string, env []string, extra ...string) *node {
 	t.Helper()
-	cmd := exec.Command(bin, "server", "--data-dir", dataDir, "--client-addr", client, "--peer-addr", peer, "--no-admin", "--log-format", "json")
+	args := append([]string{"server", "--data-dir", dataDir, "--client-addr", client, "--peer-addr", peer, "--no-admin", "--log-format", "json"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -190,6 +191,40 @@ func TestServerSurvivesKillAndStopsOnSIGTERM(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("SIGTERM did not stop the node within 20 s")
+	}
+}
+
+// Without the log sync (forceSync=no) an acknowledged write is in the
+// kernel's page cache: kill -9 of the process loses none of them.
+func TestServerWithoutLogSyncSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	client, peer := freeAddr(t), freeAddr(t)
+	n := startNodeEnv(t, bin, dir, client, peer, nil, "--force-sync=false")
+	c := connectZK(t, client)
+	const writes = 100
+	for i := 0; i < writes; i++ {
+		if _, err := c.Create(fmt.Sprintf("/u%03d", i), []byte(fmt.Sprint(i)), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	c.Close()
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-n.exited
+
+	startNodeEnv(t, bin, dir, client, peer, nil, "--force-sync=false")
+	c2 := connectZK(t, client)
+	defer c2.Close()
+	for i := 0; i < writes; i++ {
+		data, _, err := c2.Get(fmt.Sprintf("/u%03d", i))
+		if err != nil || string(data) != fmt.Sprint(i) {
+			t.Fatalf("after kill -9: /u%03d = %q, %v", i, data, err)
+		}
 	}
 }
 

@@ -132,6 +132,23 @@ func connectZK(t *testing.T, addr string) *zk.Conn {
 	return c
 }
 
+// createThenKill creates prefix000, prefix001, … (data "0", "1", …), each
+// acknowledged, then kills the node with SIGKILL and waits for it to exit.
+func createThenKill(t *testing.T, n *node, prefix string, writes int) {
+	t.Helper()
+	c := connectZK(t, n.clientAddr)
+	for i := 0; i < writes; i++ {
+		if _, err := c.Create(fmt.Sprintf("%s%03d", prefix, i), []byte(fmt.Sprint(i)), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	c.Close()
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-n.exited
+}
+
 // TestServerSurvivesKillAndStopsOnSIGTERM: acknowledged writes survive
 // kill -9; SIGTERM exits 0; a fresh node serves in well under 2 s.
 func TestServerSurvivesKillAndStopsOnSIGTERM(t *testing.T) {
@@ -147,18 +164,8 @@ func TestServerSurvivesKillAndStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("fresh node took %v to serve, want < 2 s", n.started)
 	}
 
-	c := connectZK(t, client)
 	const writes = 200
-	for i := 0; i < writes; i++ {
-		if _, err := c.Create(fmt.Sprintf("/k%03d", i), []byte(fmt.Sprint(i)), 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatalf("create %d: %v", i, err)
-		}
-	}
-	c.Close()
-	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-n.exited
+	createThenKill(t, n, "/k", writes)
 
 	n2 := startNode(t, bin, dir, client, peer)
 	c2 := connectZK(t, client)
@@ -204,18 +211,8 @@ func TestServerWithoutLogSyncSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
 	client, peer := freeAddr(t), freeAddr(t)
 	n := startNodeEnv(t, bin, dir, client, peer, nil, "--force-sync=false")
-	c := connectZK(t, client)
 	const writes = 100
-	for i := 0; i < writes; i++ {
-		if _, err := c.Create(fmt.Sprintf("/u%03d", i), []byte(fmt.Sprint(i)), 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatalf("create %d: %v", i, err)
-		}
-	}
-	c.Close()
-	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-n.exited
+	createThenKill(t, n, "/u", writes)
 
 	startNodeEnv(t, bin, dir, client, peer, nil, "--force-sync=false")
 	c2 := connectZK(t, client)

@@ -130,8 +130,8 @@ func compareAll(t *testing.T, title string, zk, zb []string, beforeEach func(t *
 }
 
 // compareOne runs one scenario and tallies its outcome: zkbridge's
-// transcript must equal ZooKeeper's, or pass the Check of a deliberate
-// difference.
+// transcript must equal ZooKeeper's (and pass the scenario's Check, if it
+// has one), or pass the Check of a deliberate difference.
 func compareOne(t *testing.T, sc *Scenario, ta *tally, zk, zb []string) {
 	if sc.Differs != "" {
 		got, failed := runOn(sc, zb, "zkbridge")
@@ -156,6 +156,14 @@ func compareOne(t *testing.T, sc *Scenario, ta *tally, zk, zb []string) {
 	if d := diff(want, got); d != "" {
 		ta.mismatch++
 		t.Fatalf("zkbridge differs from ZooKeeper:\n%s", d)
+	}
+	// A Check on a matching scenario guards against both transcripts
+	// being equally empty of what the scenario is about.
+	if sc.Check != nil {
+		if err := sc.Check(want); err != nil {
+			ta.mismatch++
+			t.Fatalf("both transcripts fail the scenario's check: %v\n%s", err, strings.Join(want, "\n"))
+		}
 	}
 	ta.match++
 }

@@ -30,7 +30,9 @@ type Scenario struct {
 	// below), until it is fixed.
 	StandaloneOnly string
 	Run            func(s *S)
-	Check          func(lines []string) error
+	// Check is what zkbridge's transcript must show when it Differs
+	// deliberately, and what both must show when they are to match.
+	Check func(lines []string) error
 }
 
 // ID is the scenario's unique name.

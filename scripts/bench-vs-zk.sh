@@ -80,9 +80,9 @@ case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be fol
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
 [[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
 [[ "$fsync" == 0 || "$fsync" == 1 ]] || die "BENCH_FSYNC must be 0 or 1"
-zb_flags=()
+zb_flags=() # every zkbridge node's extra flags, one node or a cluster
 if [ "$fsync" = 0 ]; then
-  export ZK_FORCE_SYNC=no ZKBRIDGE_SERVER_FLAGS=--force-sync=false
+  export ZK_FORCE_SYNC=no
   zb_flags=(--force-sync=false)
 fi
 [[ "$znodes" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ZNODES must be a positive integer"
@@ -172,7 +172,8 @@ start_zkbridge() { # nodes -> sets zb_addr
     zb_addr=127.0.0.1:${ports[0]}
   else
     cluster_dir=$work/cluster
-    zb_addr=$(ZKBRIDGE_CLUSTER_DIR=$cluster_dir ZKBRIDGE_BIN=$bin bash "$here/scripts/local-cluster.sh" start 3 | tail -n 1) ||
+    zb_addr=$(ZKBRIDGE_CLUSTER_DIR=$cluster_dir ZKBRIDGE_BIN=$bin ZKBRIDGE_SERVER_FLAGS="${zb_flags[*]}" \
+      bash "$here/scripts/local-cluster.sh" start 3 | tail -n 1) ||
       die "the zkbridge cluster did not start"
   fi
 }

@@ -276,9 +276,9 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 // waited a little less for a core behind them (README: Performance).
 const raftRTT = 20
 
-// heartbeatTicks is the leader's heartbeat interval in ticks (20 ms, as
-// before the tick was 20 ms). dragonboat wants an election timeout of more
-// than two heartbeats, and warns below ten.
+// heartbeatTicks is the leader's heartbeat interval in ticks: one tick,
+// 20 ms, the interval it had as two ticks of 10 ms. dragonboat wants an
+// election timeout of more than two heartbeats, and warns below ten.
 const (
 	heartbeatTicks   = 1
 	minElectionTicks = 3

@@ -125,6 +125,7 @@ type Config struct {
 	Mix            Mix           // the mixed workload's ratio
 	Connections    int           // sessions issuing requests (not the watch workload); connect: concurrent connectors
 	Outstanding    int           // requests in flight per connection
+	Rate           float64       // request/reply workloads: ops/s over all connections, paced evenly (0: as fast as replies come)
 	Payload        int           // bytes of data per create and set
 	Keyspace       int           // nodes read and written by get, set, exists, list, multi
 	Fanout         int           // keys per directory: list returns this many children
@@ -228,6 +229,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("session timeout must be in 1ms…24h")
 	case c.ProgressInterval < 0:
 		return fmt.Errorf("progress interval must not be negative")
+	case c.Rate < 0 || c.Rate > 10_000_000 || c.Rate != c.Rate:
+		return fmt.Errorf("rate must be in 0…10000000 ops/s, not %v", c.Rate)
+	}
+	if c.Rate > 0 && (c.Workload == "watch" || c.Workload == "connect") {
+		return fmt.Errorf("rate applies to request/reply workloads, not %s", c.Workload)
 	}
 	if c.ConnectExists && c.Workload != "connect" {
 		return fmt.Errorf("connect-exists applies to the connect workload only")

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,9 @@ func TestValidate(t *testing.T) {
 		{"root trailing", func(c *Config) { c.Root = "/b/" }, "root"},
 		{"connect-exists", func(c *Config) { c.ConnectExists = true }, "connect workload only"},
 		{"connectors", func(c *Config) { c.Workload, c.Connections = "connect", 20000 }, "connections"},
+		{"rate", func(c *Config) { c.Rate = -1 }, "rate must be"},
+		{"rate NaN", func(c *Config) { c.Rate = math.NaN() }, "rate must be"},
+		{"rate watch", func(c *Config) { c.Workload, c.Rate = "watch", 10 }, "request/reply workloads"},
 	} {
 		c := base()
 		tc.mutate(&c)

@@ -7,7 +7,10 @@
 // requests are in flight, sent in batches and matched to their replies in
 // order (a server answers a session's requests in the order it received
 // them). A general-purpose client that waits for each reply would measure
-// itself rather than the server.
+// itself rather than the server. With Rate set, the request/reply
+// workloads are paced to that many ops/s over all connections, so that
+// two servers can be compared at the same load rather than each at its
+// own maximum.
 //
 // Workloads: create (new nodes), set, get, exists (on a keyspace of nodes
 // made beforehand, Fanout per directory), list (getChildren of those

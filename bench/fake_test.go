@@ -182,3 +182,30 @@ func TestProbe(t *testing.T) {
 		t.Fatal("probe accepted a relative path")
 	}
 }
+
+// A paced run cannot go faster than its rate: with Ops requests at Rate
+// over Connections, the last turn of the schedule comes no earlier than
+// (Ops-Connections)/Rate after the first, however fast the server is.
+func TestRatePacesRequests(t *testing.T) {
+	f := startFake(t)
+	const ops, rate = 60, 200.0
+	res, err := Run(context.Background(), Config{Addrs: []string{f.addr()}, Workload: "exists",
+		Connections: 2, Outstanding: 4, Keyspace: 1, Fanout: 1, MultiOps: 1, Ops: ops, Rate: rate,
+		Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != ops || res.Errors != 0 {
+		t.Fatalf("ops %d errors %d, want %d and 0", res.Ops, res.Errors, ops)
+	}
+	if min := float64(ops-2) / rate; res.Elapsed < min {
+		t.Fatalf("%d ops at %v ops/s took %.3f s, less than the schedule's %.3f s", ops, rate, res.Elapsed, min)
+	}
+	if res.Rate != rate {
+		t.Fatalf("result's rate %v, want %v", res.Rate, rate)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "paced at 200 ops/s") {
+		t.Fatalf("table does not say the pace (%v):\n%s", err, b.String())
+	}
+}

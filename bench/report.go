@@ -47,6 +47,7 @@ type Result struct {
 	Servers     []string `json:"servers"`
 	Connections int      `json:"connections"`
 	Outstanding int      `json:"outstanding"`
+	Rate        float64  `json:"rate,omitempty"` // the target ops/s (--rate), if any
 	Payload     int      `json:"payload_bytes"`
 	Keyspace    int      `json:"keyspace,omitempty"`
 	MultiOps    int      `json:"multi_ops,omitempty"`
@@ -72,7 +73,7 @@ var unitOp = map[string]Op{"watch": OpWatch, "connect": OpConnect}
 func (r *runner) result(stats []*connStats) *Result {
 	cfg := r.cfg
 	res := &Result{Workload: cfg.Workload, Servers: cfg.Addrs, Connections: cfg.Connections,
-		Outstanding: cfg.Outstanding, Payload: cfg.Payload, Warmup: cfg.Warmup.Seconds()}
+		Outstanding: cfg.Outstanding, Rate: cfg.Rate, Payload: cfg.Payload, Warmup: cfg.Warmup.Seconds()}
 	switch cfg.Workload {
 	case "mixed":
 		res.Mix = cfg.Mix.String()
@@ -155,6 +156,9 @@ func (res *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "%d concurrent connectors, a session at a time each", res.Connections)
 	default:
 		fmt.Fprintf(&b, "%d connections × %d outstanding, payload %d B", res.Connections, res.Outstanding, res.Payload)
+		if res.Rate > 0 {
+			fmt.Fprintf(&b, ", paced at %g ops/s", res.Rate)
+		}
 	}
 	if res.Keyspace > 0 {
 		fmt.Fprintf(&b, ", keyspace %d", res.Keyspace)

@@ -349,7 +349,11 @@ func (w *worker) run() {
 		multi.Ops = append(multi.Ops, zkproto.MultiOp{Type: zkproto.OpSetData, Request: &sets[i]})
 	}
 	prefix := r.path("/c/") + r.nonce + "-" + strconv.Itoa(w.id) + "-"
+	pace := r.pacer(w.id)
 	for {
+		if !pace() {
+			break
+		}
 		ok, measured := r.more()
 		if !ok {
 			break
@@ -404,6 +408,38 @@ func (w *worker) run() {
 		}
 	}
 	w.c.wait(r.cfg.Timeout)
+}
+
+// pacer returns what worker id calls before each request: with a rate
+// set, it waits for the request's turn (each connection sends every
+// Connections/Rate, the connections' turns spread over that interval) and
+// reports false if the run is cancelled meanwhile. A connection that falls
+// behind (its replies came late) sends its missed turns at once, so the
+// rate is kept whenever the server keeps up on average; latency is timed
+// from the actual send.
+func (r *runner) pacer(id int) func() bool {
+	if r.cfg.Rate <= 0 {
+		return func() bool { return true }
+	}
+	every := time.Duration(float64(time.Second) * float64(r.cfg.Connections) / r.cfg.Rate)
+	next := time.Now().Add(every * time.Duration(id) / time.Duration(r.cfg.Connections))
+	timer := time.NewTimer(0)
+	<-timer.C
+	return func() bool {
+		wait := time.Until(next)
+		next = next.Add(every)
+		if wait <= 0 {
+			return r.ctx.Err() == nil
+		}
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+			return true
+		case <-r.ctx.Done():
+			timer.Stop()
+			return false
+		}
+	}
 }
 
 // deletes reports whether the workload deletes nodes its connections

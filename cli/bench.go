@@ -34,7 +34,8 @@ func benchCommand() *ucli.Command {
 			"With --probe PATH there is no workload: the first --addr is polled until\n" +
 			"getAllChildrenNumber(PATH) answers (with at least --probe-min descendants), and the\n" +
 			"time that took is printed; start it with a server to time its restart.\n" +
-			"Each connection pipelines up to --outstanding requests. The run warms up, then measures\n" +
+			"Each connection pipelines up to --outstanding requests (--rate paces them at a fixed ops/s,\n" +
+			"to compare servers at the same load). The run warms up, then measures\n" +
 			"for --duration or --ops; a progress line goes to stderr, the report to stdout.\n" +
 			"Only the servers given in --addr are contacted. Ctrl-C ends the run early with a report.\n" +
 			"ZooKeeper refuses more than maxClientCnxns (default 60) connections per client address.\n" +
@@ -49,6 +50,7 @@ func benchCommand() *ucli.Command {
 				Usage: "mixed workload's weights, `OP:W,...` (ops: create, delete, set, get, exists, list, multi)"},
 			&ucli.IntFlag{Name: "connections", Aliases: []string{"c"}, Value: 10, Usage: "sessions issuing requests (not used by watch; connect: concurrent connectors)"},
 			&ucli.IntFlag{Name: "outstanding", Aliases: []string{"o"}, Value: 32, Usage: "requests in flight per connection"},
+			&ucli.Float64Flag{Name: "rate", Usage: "pace requests at `OPS` per second over all connections (0: as fast as replies come; not for watch and connect)"},
 			&ucli.IntFlag{Name: "payload", Value: 100, Usage: "data `BYTES` per create and set (keyspace nodes hold this much)"},
 			&ucli.IntFlag{Name: "keyspace", Value: 1000, Usage: "`N` nodes for set, get, exists, list, multi and mixed"},
 			&ucli.IntFlag{Name: "fanout", Value: 10, Usage: "keyspace nodes per directory (children a list returns)"},
@@ -77,6 +79,7 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		Workload:         c.String("workload"),
 		Connections:      c.Int("connections"),
 		Outstanding:      c.Int("outstanding"),
+		Rate:             c.Float64("rate"),
 		Payload:          c.Int("payload"),
 		Keyspace:         c.Int("keyspace"),
 		Fanout:           c.Int("fanout"),

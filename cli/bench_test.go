@@ -181,6 +181,8 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--connect-exists", "-w", "get"}, "--connect-exists applies to the connect workload"},
 		{[]string{"--probe-min", "3"}, "--probe-min needs --probe"},
+		{[]string{"--rate", "-5"}, "rate must be in"},
+		{[]string{"--rate", "100", "-w", "connect"}, "rate applies to request/reply workloads"},
 		{[]string{"--server-pids", "12,x"}, `--server-pids: "x" is not a process id`},
 		{[]string{"--addr", closed, "--probe", "/x", "--timeout", "300ms"}, "no answer within 300ms"},
 		{[]string{"--addr", closed, "--timeout", "2s"}, "connection refused"},

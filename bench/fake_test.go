@@ -209,3 +209,19 @@ func TestRatePacesRequests(t *testing.T) {
 		t.Fatalf("table does not say the pace (%v):\n%s", err, b.String())
 	}
 }
+
+// A paced request goes out at its turn, not when the next one is due: its
+// latency (a loopback round trip to the fake) stays far below the 250 ms
+// between turns.
+func TestRateSendsEachRequestOnItsTurn(t *testing.T) {
+	f := startFake(t)
+	res, err := Run(context.Background(), Config{Addrs: []string{f.addr()}, Workload: "exists",
+		Connections: 1, Outstanding: 1, Keyspace: 1, Fanout: 1, MultiOps: 1, Ops: 3, Rate: 4,
+		Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 3 || res.Latency.Max >= 125 {
+		t.Fatalf("ops %d, max latency %.1f ms: want 3 ops, each answered well within its 250 ms turn", res.Ops, res.Latency.Max)
+	}
+}

@@ -349,7 +349,7 @@ func (w *worker) run() {
 		multi.Ops = append(multi.Ops, zkproto.MultiOp{Type: zkproto.OpSetData, Request: &sets[i]})
 	}
 	prefix := r.path("/c/") + r.nonce + "-" + strconv.Itoa(w.id) + "-"
-	pace := r.pacer(w.id)
+	pace := w.pacer()
 	for {
 		if !pace() {
 			break
@@ -410,19 +410,22 @@ func (w *worker) run() {
 	w.c.wait(r.cfg.Timeout)
 }
 
-// pacer returns what worker id calls before each request: with a rate
+// pacer returns what worker w calls before each request: with a rate
 // set, it waits for the request's turn (each connection sends every
 // Connections/Rate, the connections' turns spread over that interval) and
-// reports false if the run is cancelled meanwhile. A connection that falls
-// behind (its replies came late) sends its missed turns at once, so the
-// rate is kept whenever the server keeps up on average; latency is timed
-// from the actual send.
-func (r *runner) pacer(id int) func() bool {
+// reports false if the run is cancelled or the connection fails
+// meanwhile. Before it waits it flushes the requests buffered so far,
+// which would otherwise go out only when the connection's window is full.
+// A connection that falls behind (its replies came late) sends its missed
+// turns at once, so the rate is kept whenever the server keeps up on
+// average; latency is timed from the send.
+func (w *worker) pacer() func() bool {
+	r := w.r
 	if r.cfg.Rate <= 0 {
 		return func() bool { return true }
 	}
 	every := time.Duration(float64(time.Second) * float64(r.cfg.Connections) / r.cfg.Rate)
-	next := time.Now().Add(every * time.Duration(id) / time.Duration(r.cfg.Connections))
+	next := time.Now().Add(every * time.Duration(w.id) / time.Duration(r.cfg.Connections))
 	timer := time.NewTimer(0)
 	<-timer.C
 	return func() bool {
@@ -430,6 +433,9 @@ func (r *runner) pacer(id int) func() bool {
 		next = next.Add(every)
 		if wait <= 0 {
 			return r.ctx.Err() == nil
+		}
+		if w.c.flush() != nil {
+			return false
 		}
 		timer.Reset(wait)
 		select {

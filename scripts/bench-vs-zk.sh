@@ -39,7 +39,8 @@
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 60s:
 #                    after 10 s ZooKeeper's first W@1 row still ran ~25% slow)
 #   BENCH_REPEAT     runs per workload and system (default 2)
-#   BENCH_ARGS       extra `zkbridge bench` flags for every run, e.g. "--connections 20"
+#   BENCH_ARGS       extra `zkbridge bench` flags for every run, e.g. "--connections 20";
+#                    "--rate 600" runs both at the same ops/s, to compare latency at one load
 #   BENCH_AT1_ROLE   which node a W@1 run connects to on a cluster: follower (default),
 #                    leader, or any (the first address); the same role for both systems,
 #                    asked from each node's srvr before every run
@@ -390,6 +391,9 @@ if [ -n "$nodes_list" ]; then
   echo
   echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
+  if [[ " $extra " == *" --rate "* || " $extra " == *" --rate="* ]]; then
+    echo "paced (--rate): both get the same ops/s wherever they keep up, so compare the latency columns; ratio below 1: zkbridge fell behind the pace."
+  fi
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
   echo "CPU, CPU wait, switches: summed over the server processes' threads (/proc/PID/task/*/schedstat) over the measured time, per op:"

@@ -391,7 +391,7 @@ if [ -n "$nodes_list" ]; then
   echo
   echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
-  if [[ " $extra " == *" --rate "* || " $extra " == *" --rate="* ]]; then
+  if jq -e -s 'any(.[]; (.rate // 0) > 0)' "$work/results/"*.json >/dev/null 2>&1; then
     echo "paced (--rate): both get the same ops/s wherever they keep up, so compare the latency columns; ratio below 1: zkbridge fell behind the pace."
   fi
   echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."

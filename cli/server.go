@@ -126,7 +126,9 @@ func runServer(c *ucli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := srv.Start(ctx); err != nil {
+	// Open does not wait for a quorum: a node whose peers are down keeps
+	// running and joins once enough of them are up, as a ZooKeeper server.
+	if err := srv.Open(); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	<-ctx.Done()

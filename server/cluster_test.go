@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -66,7 +67,7 @@ func leaderOf(t *testing.T, servers []*Server) int {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for i, s := range servers {
-			if s != nil && s.node.isLeader() {
+			if s != nil && s.node.IsLeader() {
 				return i
 			}
 		}
@@ -104,7 +105,7 @@ func TestClusterReplicatesFailsOverAndMovesSessions(t *testing.T) {
 	lead := leaderOf(t, servers)
 	follower := servers[(lead+1)%3]
 	other := servers[(lead+2)%3]
-	if m := follower.mode(); m != "follower" {
+	if m := follower.zk.Mode(); m != "follower" {
 		t.Fatalf("follower reports mode %q", m)
 	}
 
@@ -233,14 +234,14 @@ func TestMembershipChanges(t *testing.T) {
 	}
 	// Remove a follower: 2 voters remain, still a majority of 3.
 	victim := (lead + 1) % 3
-	if err := servers[lead].RemoveVoter(ctx, servers[victim].cfg.ReplicaID, false); err != nil {
+	if err := servers[lead].node.RemoveVoter(ctx, servers[victim].cfg.ReplicaID, false); err != nil {
 		t.Fatal(err)
 	}
 	servers[victim].Stop()
 	servers[victim] = nil
 	// Removing another would leave one voter of two: refused without force.
 	other := (lead + 2) % 3
-	if err := servers[lead].RemoveVoter(ctx, servers[other].cfg.ReplicaID, false); !errors.Is(err, ErrBelowQuorum) {
+	if err := servers[lead].node.RemoveVoter(ctx, servers[other].cfg.ReplicaID, false); !errors.Is(err, node.ErrBelowQuorum) {
 		t.Fatalf("removal below a safe majority: %v", err)
 	}
 	// A new replica joins: started first (it waits to be contacted), then added.
@@ -253,7 +254,7 @@ func TestMembershipChanges(t *testing.T) {
 	}
 	started := make(chan error, 1)
 	go func() { started <- joined.Start(ctx) }()
-	if err := servers[lead].AddVoter(ctx, 7, addr); err != nil {
+	if err := servers[lead].node.AddVoter(ctx, 7, addr); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-started; err != nil {

@@ -1,16 +1,19 @@
-// Package server is one zkbridge node: the dragonboat NodeHost wiring
-// (raft.go), the ZooKeeper client listener, connections and their
-// per-session request pipeline (conn.go, handlers.go), sessions and their
-// expiry (session.go), the watch manager (watch.go), four-letter words
-// (fourlw.go), the admin HTTP endpoint with /commands and /metrics
-// (admin.go), and configuration loading from flags, YAML and zoo.cfg
-// (config.go).
+// Package server wires one zkbridge node together: configuration
+// (server/config) → the replicated core (server/node) → its front doors
+// (server/zk, the ZooKeeper protocol; later the native gRPC API) → the
+// admin HTTP endpoint (server/admin).
 //
-// Ordering is the heart of it. Writes of a connection are proposed in
-// order, each stamped with (connection, sequence) so the state machine
-// refuses any that would overtake a lost predecessor. Reads wait until every
-// earlier request of their connection has been answered, then run against
-// the local replica under a read lock that applies take exclusively, so a
-// read never sees a change whose watch events are not yet queued. Replies
-// leave in request order; watch events go straight to the output queue.
+// The rooms and their doors:
+//   - node knows nothing of client sockets, jute framing or HTTP: it
+//     proposes commands, serves reads of the local replica, keeps sessions
+//     alive and reports what it applied (see its doc.go for the surface).
+//   - Each front door imports node and never another front door: what two
+//     doors both need is a method of the node. A new door is added here,
+//     without touching server/zk.
+//   - admin serves HTTP over the node and over a door's commands, through
+//     a small interface.
+//
+// Open binds the ports and starts Raft without waiting for a quorum, as a
+// ZooKeeper server keeps looking for its peers for as long as it runs;
+// Start is Open followed by WaitServing.
 package server

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -83,10 +84,10 @@ func fourLetterWord(t *testing.T, addr, cmd string) string {
 
 func getConfig(t *testing.T, c *testClient) (string, zkproto.Stat) {
 	t.Helper()
-	c.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: configNode})
+	c.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/zookeeper/config"})
 	h, d := c.reply()
 	if h.Err != zkproto.ErrOK {
-		t.Fatalf("getData %s: %v", configNode, h.Err)
+		t.Fatalf("getData %s: %v", "/zookeeper/config", h.Err)
 	}
 	var r zkproto.GetDataResponse
 	r.Decode(d)
@@ -106,7 +107,7 @@ func TestObserverConfigNodeStatusAndMetrics(t *testing.T) {
 	obs := startNode(t, Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
 		PeerAddr: obsPeer, ReplicaID: 4, Peers: voter.Peers, Observers: voter.Observers,
 		FourLetterWords: []string{"*"}, TickTime: 500 * time.Millisecond})
-	if m := obs.mode(); m != "observer" {
+	if m := obs.zk.Mode(); m != "observer" {
 		t.Fatalf("observer's mode %q", m)
 	}
 	if !strings.Contains(fourLetterWord(t, obs.ClientAddr(), "srvr"), "Mode: observer") {
@@ -164,13 +165,9 @@ func TestObserverConfigNodeStatusAndMetrics(t *testing.T) {
 	if r := st.Replicas[3]; r.ReplicaID != 4 || r.Voting || r.Role != "observer" {
 		t.Fatalf("observer's status row %+v", r)
 	}
-	eventually(t, 10*time.Second, "raft_follower_lag for three replicas", func() bool { return len(lead.followerLag()) == 3 })
+	eventually(t, 10*time.Second, "raft_follower_lag for three replicas", func() bool { return len(lead.node.FollowerLag()) == 3 })
 	values := map[string]float64{}
-	for _, kv := range lead.monitorValues() {
-		if kv.num != nil {
-			values[kv.key] = *kv.num
-		}
-	}
+	lead.zk.Gauges(func(name, _ string, v float64) { values[name] = v })
 	if values["raft_commit_index"] < values["raft_applied_index"] || values["raft_applied_index"] == 0 || values["raft_leader_changes_total"] < 1 {
 		t.Fatalf("raft metrics %v", values)
 	}
@@ -180,7 +177,7 @@ func TestReconfigChangesMembership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three nodes")
 	}
-	super := "super:" + strings.SplitN(digestID([]byte("super:superpw")), ":", 2)[1]
+	super := "super:" + strings.SplitN(zk.DigestID([]byte("super:superpw")), ":", 2)[1]
 	servers := startClusterWith(t, 3, 500*time.Millisecond, func(c *Config) {
 		c.ReconfigEnabled, c.SuperDigest = true, super
 	})
@@ -248,7 +245,7 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 			servers[i] = nil
 		}
 	}
-	eventually(t, 20*time.Second, "read-only mode", survivor.readOnly)
+	eventually(t, 20*time.Second, "read-only mode", survivor.zk.ReadOnly)
 	if got := fourLetterWord(t, survivor.ClientAddr(), "isro"); got != "ro" {
 		t.Fatalf("isro = %q", got)
 	}
@@ -300,7 +297,7 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 	if !ro.closed(20 * time.Second) {
 		t.Fatal("the read-only connection stayed open after the quorum came back")
 	}
-	eventually(t, 10*time.Second, "read-write mode", func() bool { return !survivor.readOnly() })
+	eventually(t, 10*time.Second, "read-write mode", func() bool { return !survivor.zk.ReadOnly() })
 	if got := fourLetterWord(t, survivor.ClientAddr(), "isro"); got != "rw" {
 		t.Fatalf("isro after recovery = %q", got)
 	}

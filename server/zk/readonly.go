@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"crypto/rand"
@@ -48,7 +48,7 @@ func (c *conn) readOnlyHandshake(req *zkproto.ConnectRequest) bool {
 		c.log.Info().Msg("refusing session: node is read-only and the client did not allow read-only")
 		return false
 	}
-	timeout := c.srv.negotiateTimeout(req.TimeOut)
+	timeout := c.srv.node.NegotiateTimeout(req.TimeOut)
 	id, passwd := req.SessionID, req.Passwd
 	if id == 0 {
 		var b [8 + zkproto.PasswordLength]byte
@@ -60,7 +60,7 @@ func (c *conn) readOnlyHandshake(req *zkproto.ConnectRequest) bool {
 		// stored, so never in conflict with a replicated one for long.
 		id = int64(c.srv.cfg.ReplicaID&0xff)<<56 | int64(binary.BigEndian.Uint64(b[:8])>>8)
 		passwd = b[8:]
-	} else if info, err := c.srv.sessionInfo(id); err != nil || string(info.Password) != string(req.Passwd) {
+	} else if info, err := c.srv.node.SessionInfo(id); err != nil || string(info.Password) != string(req.Passwd) {
 		c.log.Info().Str("session", sessionHex(id)).Msg("read-only reconnect refused: session expired or wrong password")
 		c.sendExpired(req)
 		return false
@@ -99,3 +99,7 @@ func (c *conn) readOnlyClose(h zkproto.RequestHeader) {
 		c.complete(p, replyFrame(h.Xid, c.srv.lastZxid(), zkproto.ErrOK, nil), true)
 	}
 }
+
+// ReadOnly reports whether the door currently serves read-only clients
+// (no leader, readonlymode.enabled).
+func (s *Server) ReadOnly() bool { return s.readOnly() }

@@ -9,12 +9,8 @@ import (
 )
 
 // One write at a time must not allocate a fresh 512-entry log slice per
-// write (about 50 KB): see raftmem.go.
+// write (about 50 KB): see server/node/raftmem.go.
 func TestSequentialWritesAllocateLittle(t *testing.T) {
-	if raftEntrySliceSize != inMemEntrySliceSize || raftMinEntrySliceFree != inMemEntrySliceMinFree {
-		t.Fatalf("dragonboat's entry slice sizes are %d/%d, want %d/%d",
-			raftEntrySliceSize, raftMinEntrySliceFree, inMemEntrySliceSize, inMemEntrySliceMinFree)
-	}
 	s := startTestServer(t, nil)
 	c := dial(t, s)
 	create := func(i int) {

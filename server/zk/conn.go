@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"bufio"
@@ -17,9 +17,9 @@ import (
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-// maxPendingPerConn bounds one connection's requests in flight: past it the
+// MaxPendingPerConn bounds one connection's requests in flight: past it the
 // reader stops reading (TCP backpressure), it never drops a request.
-const maxPendingPerConn = 1000
+const MaxPendingPerConn = 1000
 
 // conn is one client connection. Its reader goroutine decodes requests in
 // order and either answers them (reads, once every earlier request of the
@@ -373,7 +373,7 @@ func (c *conn) push(p *pendingReply) (runNow bool) {
 	}
 	c.pendMu.Lock()
 	defer c.pendMu.Unlock()
-	for len(c.pending) >= maxPendingPerConn && !c.isClosed() {
+	for len(c.pending) >= MaxPendingPerConn && !c.isClosed() {
 		c.pendCond.Wait()
 	}
 	if c.drained {

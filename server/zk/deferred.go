@@ -1,11 +1,9 @@
-package server
+package zk
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	dbsm "github.com/lni/dragonboat/v4/statemachine"
 
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -22,7 +20,7 @@ import (
 //     the head of the pending list), on a goroutine that holds the apply
 //     lock shared, so no later write can be applied meanwhile;
 //   - or on the apply path, just before the connection's next write would
-//     be applied (lockedSM splits the batch there): readGate tells it which
+//     be applied (the node splits the batch there): readGate, an apply barrier, tells it which
 //     local connections hold reads that must run first.
 //
 // Its reply still leaves in request order; a watch event for the
@@ -80,8 +78,20 @@ func (g *readGate) remove(c *conn) {
 	g.mu.Unlock()
 }
 
-// armed is the apply path's fast check: no connection has reads waiting.
-func (g *readGate) armed() bool { return g.count.Load() > 0 }
+// Armed is the apply path's fast check (node.ApplyBarrier): false when no
+// connection has reads waiting.
+func (g *readGate) Armed() bool { return g.count.Load() > 0 }
+
+// Before returns the deferred reads to run on the state before the entry
+// cmd is applied (node.ApplyBarrier): those of a local connection that
+// precede cmd, a later write of that connection.
+func (g *readGate) Before(cmd []byte) func() {
+	c, seq := g.waiting(cmd)
+	if c == nil {
+		return nil
+	}
+	return func() { c.runReadsBefore(seq) }
+}
 
 // waiting returns the local connection whose deferred reads must run before
 // the entry cmd is applied (cmd is a later write of that connection), and
@@ -98,33 +108,6 @@ func (g *readGate) waiting(cmd []byte) (*conn, uint64) {
 		return nil, 0
 	}
 	return c, seq
-}
-
-// gatedUpdate applies ents, first running the deferred reads that must see
-// the state before an entry: the batch is split there. It runs with the
-// apply lock held exclusively.
-func gatedUpdate(s *sm.StateMachine, g *readGate, ents []dbsm.Entry) ([]dbsm.Entry, error) {
-	if g == nil || !g.armed() {
-		return s.Update(ents)
-	}
-	start := 0
-	for i := range ents {
-		c, seq := g.waiting(ents[i].Cmd)
-		if c == nil {
-			continue
-		}
-		if i > start {
-			if _, err := s.Update(ents[start:i]); err != nil {
-				return nil, err
-			}
-			start = i
-		}
-		c.runReadsBefore(seq)
-	}
-	if _, err := s.Update(ents[start:]); err != nil {
-		return nil, err
-	}
-	return ents, nil
 }
 
 // deferRead queues a read behind the connection's pending requests. If
@@ -183,8 +166,8 @@ func (c *conn) runReadsBefore(seq uint64) {
 // (every earlier request has completed), holding the apply lock shared so
 // that no later write of the connection is applied first.
 func (c *conn) runReadsAtHead() {
-	c.srv.applyMu.RLock()
-	defer c.srv.applyMu.RUnlock()
+	c.srv.node.LockReads()
+	defer c.srv.node.UnlockReads()
 	c.pendMu.Lock()
 	c.runScheduled = false
 	var batch []*pendingReply
@@ -207,7 +190,7 @@ func (c *conn) execReads(batch []*pendingReply) {
 	if len(batch) == 0 {
 		return
 	}
-	v, err := c.srv.store.View()
+	v, err := c.srv.node.View()
 	if err != nil {
 		c.log.Error().Err(err).Msg("read view failed; closing connection")
 		c.abort()

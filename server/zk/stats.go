@@ -1,4 +1,4 @@
-package server
+package zk
 
 // treeStats are the tree's sizes as ZooKeeper's stats report them.
 type treeStats struct {
@@ -12,6 +12,6 @@ type treeStats struct {
 func (t treeStats) nodeCount() int64 { return t.Nodes + 1 }
 
 func (s *Server) treeStats() treeStats {
-	st := s.store.Stats()
+	st := s.node.TreeStats()
 	return treeStats{Nodes: st.Nodes, Ephemerals: st.Ephemerals, DataBytes: st.DataBytes}
 }

@@ -1,4 +1,4 @@
-package server
+package node
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/lni/dragonboat/v4"
 	"github.com/lni/dragonboat/v4/client"
-	"github.com/lni/dragonboat/v4/config"
+	dbconfig "github.com/lni/dragonboat/v4/config"
 	dblogger "github.com/lni/dragonboat/v4/logger"
 	"github.com/lni/dragonboat/v4/plugin/tan"
 	"github.com/lni/dragonboat/v4/raftio"
@@ -22,6 +22,7 @@ import (
 	"github.com/lni/vfs"
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/logfs"
 	"github.com/zkbridge/zkbridge/server/peernet"
 	"github.com/zkbridge/zkbridge/sm"
@@ -147,24 +148,20 @@ func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState
 	}
 }
 
-// applyHook runs with the node's apply lock held, right after each batch of
-// entries is committed to the local replica.
-type applyHook func(results []*sm.Result)
-
 // lockedSM wraps the local state machine so that applying a batch and
-// notifying watches happen under one lock that reads take shared: a read
-// never sees a change whose watch events are not yet queued.
-// It also runs deferred reads at their place in the log (gatedUpdate).
+// running the apply hooks happen under one lock that reads take shared: a
+// read never sees a change whose watch events are not yet queued. It also
+// runs the front doors' work at its place in the log (ApplyBarrier).
 type lockedSM struct {
 	*sm.StateMachine
-	mu   *sync.RWMutex
-	gate *readGate
+	mu       *sync.RWMutex
+	barriers []ApplyBarrier
 }
 
 func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return gatedUpdate(l.StateMachine, l.gate, ents)
+	return barrierUpdate(l.StateMachine, l.barriers, ents)
 }
 
 // snapshotEvents logs dragonboat's snapshot and compaction events: how a
@@ -269,25 +266,14 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// raftRTT is dragonboat's tick in milliseconds: election and heartbeat
-// timeouts count in it. Every tick wakes a node's tick and step workers:
-// at 10 ms an idle 3-node cluster switched threads about 2,600 times a
-// second, at 20 ms about 1,800, and a write at one outstanding request
-// waited a little less for a core behind them (README: Performance).
-const raftRTT = 20
-
 // heartbeatTicks is the leader's heartbeat interval in ticks: one tick,
-// 20 ms, the interval it had as two ticks of 10 ms. dragonboat wants an
-// election timeout of more than two heartbeats, and warns below ten.
-const (
-	heartbeatTicks   = 1
-	minElectionTicks = 3
-)
+// 20 ms, the interval it had as two ticks of 10 ms.
+const heartbeatTicks = 1
 
 // startRaft starts the NodeHost and the data shard's replica, and waits
 // until the replica has opened its state machine. It returns the local
 // state machine so reads can go to it directly.
-func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGate, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
+func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barriers []ApplyBarrier, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
 	routeDragonboatLogs(log)
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if cfg.DataLogDir != "" {
@@ -311,14 +297,14 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 		logFS.NoSync = true
 		log.Warn().Str("dir", raftDir).Msg("raft log: writes are acknowledged without fsync (forceSync=no); a machine crash can lose acknowledged writes")
 	}
-	nhc := config.NodeHostConfig{
+	nhc := dbconfig.NodeHostConfig{
 		NodeHostDir:         raftDir,
-		RTTMillisecond:      raftRTT,
+		RTTMillisecond:      uint64(config.RaftTick / time.Millisecond),
 		RaftAddress:         cfg.PeerAddr,
 		ListenAddress:       cfg.PeerListenAddr,
 		RaftEventListener:   leaders,
 		SystemEventListener: snapshotEvents{log: log.With().Str("component", "raft.snapshot").Logger(), leaders: leaders},
-		Expert: config.ExpertConfig{
+		Expert: dbconfig.ExpertConfig{
 			FS:               logFS,
 			LogDB:            logDBConfig(),
 			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
@@ -334,14 +320,14 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
 		local = sm.New(smCfg)
 		close(ready)
-		return &lockedSM{StateMachine: local, mu: applyMu, gate: gate}
+		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers}
 	}
 	// The log behind a snapshot keeps 5× its interval, so a follower a
 	// little behind catches up from the log rather than by a full snapshot.
-	rc := config.Config{
+	rc := dbconfig.Config{
 		ShardID:             dataShard,
 		ReplicaID:           cfg.ReplicaID,
-		ElectionRTT:         uint64(cfg.ElectionTimeout / (raftRTT * time.Millisecond)),
+		ElectionRTT:         uint64(cfg.ElectionTimeout / config.RaftTick),
 		HeartbeatRTT:        heartbeatTicks,
 		CheckQuorum:         true,
 		PreVote:             true,
@@ -376,8 +362,8 @@ func startRaft(cfg *Config, smCfg sm.Config, applyMu *sync.RWMutex, gate *readGa
 // front and only serializes an update into it (growing it when an update is
 // larger), so 16 MiB each was 256 MiB of heap that also inflated the GC's
 // target.
-func logDBConfig() config.LogDBConfig {
-	c := config.GetSmallMemLogDBConfig()
+func logDBConfig() dbconfig.LogDBConfig {
+	c := dbconfig.GetSmallMemLogDBConfig()
 	c.KVWriteBufferSize = 1 << 20
 	return c
 }
@@ -602,19 +588,9 @@ func requestOutcome(res dragonboat.RequestResult) string {
 	return "failed"
 }
 
-// raftStatus is what 4lw, metrics and status commands show.
-type raftStatus struct {
-	LeaderID    uint64
-	Term        uint64
-	HasLeader   bool
-	IsLeader    bool
-	ReplicaID   uint64
-	RaftAddress string
-}
-
-func (r *raftNode) status() raftStatus {
+func (r *raftNode) status() RaftState {
 	id, term, ok := r.leader()
-	return raftStatus{LeaderID: id, Term: term, HasLeader: ok, IsLeader: ok && id == r.replicaID,
+	return RaftState{LeaderID: id, Term: term, HasLeader: ok, IsLeader: ok && id == r.replicaID,
 		ReplicaID: r.replicaID, RaftAddress: r.nh.RaftAddress()}
 }
 
@@ -638,11 +614,11 @@ func writeHealthMetrics(w io.Writer) { dragonboat.WriteHealthMetrics(w) }
 // Raft log write and its fsync, the durability point of every write. Its
 // Name is the wrapped one's, which dragonboat records in the data dir.
 type timedLogDBFactory struct {
-	inner   config.LogDBFactory
+	inner   dbconfig.LogDBFactory
 	observe func(time.Duration)
 }
 
-func (f timedLogDBFactory) Create(c config.NodeHostConfig, cb config.LogDBCallback, dirs, wals []string) (raftio.ILogDB, error) {
+func (f timedLogDBFactory) Create(c dbconfig.NodeHostConfig, cb dbconfig.LogDBCallback, dirs, wals []string) (raftio.ILogDB, error) {
 	db, err := f.inner.Create(c, cb, dirs, wals)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbridge/zkbridge/server/config"
+	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -78,10 +80,8 @@ func (c *conn) handleReconfig(h zkproto.RequestHeader, r *zkproto.ReconfigReques
 			c.complete(p, replyFrame(h.Xid, c.srv.lastZxid(), code, nil), false)
 			return
 		}
-		if m, err := c.srv.membership(ctx); err == nil {
-			c.srv.updateMembership(m)
-		}
-		v, err := c.srv.store.View()
+		_, _ = c.srv.node.RefreshMembership(ctx) // the reply shows the new config
+		v, err := c.srv.node.View()
 		if err != nil {
 			c.abort()
 			return
@@ -101,9 +101,9 @@ func (c *conn) handleReconfig(h zkproto.RequestHeader, r *zkproto.ReconfigReques
 // reconfigAllowed checks WRITE on /zookeeper/config (super passes), as
 // ZooKeeper does before a reconfig.
 func (c *conn) reconfigAllowed() zkproto.ErrCode {
-	c.srv.applyMu.RLock()
-	defer c.srv.applyMu.RUnlock()
-	v, err := c.srv.store.View()
+	c.srv.node.LockReads()
+	defer c.srv.node.UnlockReads()
+	v, err := c.srv.node.View()
 	if err != nil {
 		return zkproto.ErrSystemError
 	}
@@ -120,7 +120,7 @@ func (c *conn) reconfigAllowed() zkproto.ErrCode {
 
 // reconfigure turns a reconfig request into membership changes.
 func (s *Server) reconfigure(ctx context.Context, r *zkproto.ReconfigRequest) zkproto.ErrCode {
-	m, err := s.membership(ctx)
+	m, err := s.node.RefreshMembership(ctx)
 	if err != nil {
 		return zkproto.ErrReconfigInProgress
 	}
@@ -140,8 +140,8 @@ func (s *Server) reconfigure(ctx context.Context, r *zkproto.ReconfigRequest) zk
 			keep[sp.id] = true
 			joining = append(joining, sp)
 		}
-		for _, group := range []map[uint64]string{m.Nodes, m.NonVotings} {
-			for _, id := range sortedIDs(group) {
+		for _, group := range []map[uint64]string{m.Voters, m.Observers} {
+			for _, id := range config.SortedIDs(group) {
 				if !keep[id] {
 					leaving = append(leaving, id)
 				}
@@ -165,12 +165,12 @@ func (s *Server) reconfigure(ctx context.Context, r *zkproto.ReconfigRequest) zk
 	}
 	var adds []serverSpec
 	for _, sp := range joining {
-		_, voter := m.Nodes[sp.id]
-		_, observer := m.NonVotings[sp.id]
+		_, voter := m.Voters[sp.id]
+		_, observer := m.Observers[sp.id]
 		switch {
 		case !voter && !observer:
 			adds = append(adds, sp)
-		case voter == sp.observer || (m.Nodes[sp.id] != sp.raftAddr && m.NonVotings[sp.id] != sp.raftAddr):
+		case voter == sp.observer || (m.Voters[sp.id] != sp.raftAddr && m.Observers[sp.id] != sp.raftAddr):
 			// Raft cannot bring a removed replica id back: a new role or
 			// address needs a new server id.
 			s.log.Info().Uint64("replica_id", sp.id).Msg("reconfig refused: a member's role or address cannot change in place; use a new server id")
@@ -178,21 +178,21 @@ func (s *Server) reconfigure(ctx context.Context, r *zkproto.ReconfigRequest) zk
 		}
 	}
 	for _, id := range leaving {
-		_, voter := m.Nodes[id]
-		_, observer := m.NonVotings[id]
+		_, voter := m.Voters[id]
+		_, observer := m.Observers[id]
 		if !voter && !observer {
 			return zkproto.ErrBadArguments
 		}
 	}
 	for _, id := range leaving {
-		if err := s.RemoveVoter(ctx, id, false); err != nil {
+		if err := s.node.RemoveVoter(ctx, id, false); err != nil {
 			return reconfigError(s, err, "remove", id)
 		}
 	}
 	for _, sp := range adds {
-		add := s.AddVoter
+		add := s.node.AddVoter
 		if sp.observer {
-			add = s.AddObserver
+			add = s.node.AddObserver
 		}
 		if err := add(ctx, sp.id, sp.raftAddr); err != nil {
 			return reconfigError(s, err, "add", sp.id)
@@ -203,7 +203,7 @@ func (s *Server) reconfigure(ctx context.Context, r *zkproto.ReconfigRequest) zk
 
 func reconfigError(s *Server, err error, what string, id uint64) zkproto.ErrCode {
 	s.log.Warn().Err(err).Uint64("replica_id", id).Msgf("reconfig: %s failed", what)
-	if errors.Is(err, ErrBelowQuorum) {
+	if errors.Is(err, node.ErrBelowQuorum) {
 		return zkproto.ErrNewConfigNoQuorum
 	}
 	return zkproto.ErrReconfigInProgress

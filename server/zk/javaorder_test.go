@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"reflect"
@@ -11,10 +11,10 @@ func TestZookeeperIDOrder(t *testing.T) {
 	ip := zkproto.Id{Scheme: "ip", ID: "127.0.0.1"}
 	// Orders observed on ZooKeeper 3.8 with whoAmI after addauth.
 	cases := []struct{ auth, want []zkproto.Id }{
-		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("u:p"))}}, []zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("u:p"))}}},
-		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("alice:secret"))}}, []zkproto.Id{{Scheme: "digest", ID: digestID([]byte("alice:secret"))}, ip}},
-		{[]zkproto.Id{ip, {Scheme: "digest", ID: digestID([]byte("super:superpw"))}, {Scheme: "super"}},
-			[]zkproto.Id{{Scheme: "digest", ID: digestID([]byte("super:superpw"))}, {Scheme: "super"}, ip}},
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: DigestID([]byte("u:p"))}}, []zkproto.Id{ip, {Scheme: "digest", ID: DigestID([]byte("u:p"))}}},
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: DigestID([]byte("alice:secret"))}}, []zkproto.Id{{Scheme: "digest", ID: DigestID([]byte("alice:secret"))}, ip}},
+		{[]zkproto.Id{ip, {Scheme: "digest", ID: DigestID([]byte("super:superpw"))}, {Scheme: "super"}},
+			[]zkproto.Id{{Scheme: "digest", ID: DigestID([]byte("super:superpw"))}, {Scheme: "super"}, ip}},
 	}
 	for _, c := range cases {
 		if got := zookeeperIDOrder(c.auth); !reflect.DeepEqual(got, c.want) {

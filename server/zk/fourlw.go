@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"encoding/binary"
@@ -101,33 +101,21 @@ func (s *Server) fourLetterWord(c *conn, cmd string) {
 }
 
 // serving reports whether the node has a leader and can answer requests.
-func (s *Server) serving() bool { return s.node != nil && s.node.status().HasLeader }
+func (s *Server) serving() bool { return s.node.Serving() }
 
 func (s *Server) mode() string {
-	st := s.node.status()
+	st := s.node.Raft()
 	switch {
 	case s.readOnly():
 		return "read-only"
-	case s.voters() <= 1 && !s.cfg.Observer:
+	case s.node.Voters() <= 1 && !s.cfg.Observer:
 		return "standalone"
 	case st.IsLeader:
 		return "leader"
-	case s.cfg.Observer || s.isObserver():
+	case s.node.IsObserver():
 		return "observer"
 	}
 	return "follower"
-}
-
-// voters is the number of voting replicas: the last membership seen, or
-// before one was read, the configured peers.
-func (s *Server) voters() int {
-	s.cluster.mu.Lock()
-	n := len(s.cluster.voters)
-	s.cluster.mu.Unlock()
-	if n == 0 {
-		n = len(s.cfg.Peers)
-	}
-	return max(1, n)
 }
 
 // javaDouble prints a float as Java's Double.toString does for the values
@@ -203,8 +191,8 @@ func (s *Server) monitorValues() []monitorValue {
 	open, max := fileDescriptors()
 	integer("zk_open_file_descriptor_count", "open file descriptors", open)
 	integer("zk_max_file_descriptor_count", "file descriptor limit", max)
-	integer("zk_uptime", "ms since start", time.Since(s.started).Milliseconds())
-	integer("zk_global_sessions", "sessions", int64(s.sessions.count()))
+	integer("zk_uptime", "ms since start", time.Since(s.node.Started()).Milliseconds())
+	integer("zk_global_sessions", "sessions", int64(s.node.SessionCount()))
 	integer("zk_local_sessions", "local sessions (never used by zkbridge)", 0)
 	integer("zk_auth_failed_count", "failed authentications", s.metrics.authFailed.Load())
 	integer("zk_connection_drop_probability", "always 0", 0)
@@ -215,7 +203,7 @@ func (s *Server) monitorValues() []monitorValue {
 	integer("zk_outstanding_tls_handshake", "always 0 (no TLS)", 0)
 	integer("zk_non_mtls_remote_conn_count", "always 0 (no TLS)", 0)
 	integer("zk_non_mtls_local_conn_count", "always 0 (no TLS)", 0)
-	st := s.node.status()
+	st := s.node.Raft()
 	role := int64(2)
 	if st.IsLeader {
 		role = 1
@@ -225,17 +213,18 @@ func (s *Server) monitorValues() []monitorValue {
 	}
 	integer("raft_role", "0 no leader, 1 leader, 2 follower", role)
 	integer("raft_term", "current Raft term", int64(st.Term))
-	applied := int64(s.store.AppliedIndex())
+	applied := int64(s.node.AppliedIndex())
 	integer("raft_applied_index", "last Raft index applied locally", applied)
-	commit := int64(s.node.commitIndex())
+	commit := int64(s.node.CommitIndex())
 	if commit < applied { // the persisted commit may trail the applied entries
 		commit = applied
 	}
 	integer("raft_commit_index", "last Raft index known committed (persisted)", commit)
 	integer("raft_apply_lag", "committed but not yet applied entries", commit-applied)
-	integer("raft_leader_changes_total", "new leaders seen since start", s.node.leaders.changes.Load())
-	integer("raft_applied_entries_total", "entries applied since start", s.metrics.applied.Load())
-	flo, favg, fhi, fcnt := s.metrics.fsync.get()
+	nm := s.node.Metrics()
+	integer("raft_leader_changes_total", "new leaders seen since start", nm.LeaderChanges)
+	integer("raft_applied_entries_total", "entries applied since start", nm.Applied)
+	flo, favg, fhi, fcnt := nm.FsyncMin, nm.FsyncAvg, nm.FsyncMax, nm.FsyncCount
 	num("zk_min_fsynctime", "Raft log write+fsync, min ms", flo, javaDouble(flo))
 	num("zk_avg_fsynctime", "Raft log write+fsync, avg ms", favg, javaDouble(favg))
 	num("zk_max_fsynctime", "Raft log write+fsync, max ms", fhi, javaDouble(fhi))
@@ -295,19 +284,17 @@ func (s *Server) confText() string {
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
 	b.WriteString("clientPortListenBacklog=-1\n")
 	fmt.Fprintf(&b, "serverId=%d\n", s.cfg.ReplicaID)
-	if s.voters() > 1 || s.cfg.Observer {
+	if s.node.Voters() > 1 || s.cfg.Observer {
 		// A quorum peer's keys; Raft has one peer port for both of ZooKeeper's.
 		_, peerPort, _ := net.SplitHostPort(s.cfg.PeerAddr)
 		peerType := 0
-		if s.cfg.Observer || s.isObserver() {
+		if s.node.IsObserver() {
 			peerType = 1
 		}
 		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\nelectionPort=%s\nquorumPort=%s\npeerType=%d\n",
 			s.cfg.InitLimit, s.cfg.SyncLimit, peerPort, peerPort, peerType)
 		b.WriteString("membership: \n")
-		s.cluster.mu.Lock()
-		text := s.cluster.configText
-		s.cluster.mu.Unlock()
+		text, _ := s.configText()
 		if text != "" {
 			b.WriteString(text + "\n")
 		}
@@ -433,13 +420,13 @@ func (s *Server) wchpText() string {
 func (s *Server) dumpText() string {
 	var b strings.Builder
 	b.WriteString("SessionTracker dump:\n")
-	deadlines := s.sessions.snapshot()
+	deadlines := s.node.SessionDeadlines()
 	ids := make([]int64, 0, len(deadlines))
 	for id := range deadlines {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	v, verr := s.store.View()
+	v, verr := s.node.View()
 	if verr == nil {
 		defer v.Close()
 	}
@@ -567,3 +554,7 @@ func (c *conn) resetStats() {
 	c.stats.lastOp, c.stats.lastCxid, c.stats.lastZxid = "NA", -1, -1
 	c.stats.mu.Unlock()
 }
+
+// Mode is the server state srvr reports: standalone, leader, follower,
+// observer or read-only.
+func (s *Server) Mode() string { return s.mode() }

@@ -1,19 +1,14 @@
-package server
+package zk
 
 import (
-	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"sort"
 	"strings"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// Commands of ZooKeeper's AdminServer (/commands/<name> on the admin port):
+// the same facts as the four-letter words, as JSON. The admin door serves
+// them over HTTP; this door answers them, since they describe its clients,
+// watches and sessions.
 
 // adminCommand is one AdminServer-style command: ZooKeeper's JSON
 // endpoints under /commands/<name>, with its four-letter alias.
@@ -115,84 +110,35 @@ func adminCommands() []adminCommand {
 	}
 }
 
-func (s *Server) startAdmin() error {
-	mux := http.NewServeMux()
-	cmds := adminCommands()
-	byName := map[string]adminCommand{}
+// CommandNames returns the primary name of every admin command, sorted.
+func (s *Server) CommandNames() []string {
 	var names []string
-	for _, c := range cmds {
-		for _, n := range c.names {
-			byName[n] = c
-		}
+	for _, c := range adminCommands() {
 		names = append(names, c.names[0])
 	}
 	sort.Strings(names)
-	writeJSON := func(w http.ResponseWriter, code int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
-	}
-	mux.HandleFunc("/commands", func(w http.ResponseWriter, r *http.Request) {
-		links := map[string]string{}
-		for _, n := range names {
-			links[n] = "/commands/" + n
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"commands": links})
-	})
-	mux.HandleFunc("/commands/", func(w http.ResponseWriter, r *http.Request) {
-		name := strings.TrimPrefix(r.URL.Path, "/commands/")
-		c, ok := byName[name]
-		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]any{"command": name, "error": "unknown command; see /commands"})
-			return
-		}
-		out := c.run(s)
-		out["command"] = c.names[0]
-		out["error"] = nil
-		writeJSON(w, http.StatusOK, out)
-	})
-	s.raftHandlers(mux)
-	// Profiles for performance work (go tool pprof http://ADMIN/debug/pprof/profile).
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{s}, collectors.NewGoCollector()) // go_memstats_*: heap for memory comparisons
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.Ready(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	ln, err := net.Listen("tcp", s.cfg.AdminAddr)
-	if err != nil {
-		return fmt.Errorf("listen on admin address %s: %w (use --admin-addr to move it, or disable it)", s.cfg.AdminAddr, err)
-	}
-	s.cfg.AdminAddr = ln.Addr().String()
-	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.admin.Serve(ln); err != nil && err != http.ErrServerClosed {
-			s.log.Error().Err(err).Msg("admin server stopped")
-		}
-	}()
-	return nil
+	return names
 }
 
-// AdminAddr returns the bound admin address ("" when disabled).
-func (s *Server) AdminAddr() string {
-	if s.admin == nil {
-		return ""
+// RunCommand runs the admin command called name (or one of its four-letter
+// aliases). It returns the command's primary name and its JSON fields, or
+// ok=false for an unknown command.
+func (s *Server) RunCommand(name string) (primary string, out map[string]any, ok bool) {
+	for _, c := range adminCommands() {
+		for _, n := range c.names {
+			if n == name {
+				return c.names[0], c.run(s), true
+			}
+		}
 	}
-	return s.cfg.AdminAddr
+	return "", nil, false
+}
+
+// Gauges reports every numeric mntr value, for Prometheus.
+func (s *Server) Gauges(emit func(name, help string, v float64)) {
+	for _, v := range s.monitorValues() {
+		if v.num != nil {
+			emit(v.key, v.help, *v.num)
+		}
+	}
 }

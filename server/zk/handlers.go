@@ -1,4 +1,4 @@
-package server
+package zk
 
 import (
 	"crypto/sha1"
@@ -23,7 +23,7 @@ func (c *conn) handleRequest(frame []byte) bool {
 	c.stats.received++
 	c.stats.mu.Unlock()
 	c.srv.metrics.packetsReceived.Add(1)
-	c.srv.sessions.touch(c.sessionID())
+	c.srv.node.TouchSession(c.sessionID())
 
 	if !h.Type.Known() || h.Type == zkproto.OpNotify || h.Type == zkproto.OpCreateSession || h.Type == zkproto.OpError {
 		// ZooKeeper: ReplyHeader(xid, -1, Unimplemented), then close.
@@ -219,7 +219,7 @@ func (c *conn) commandHeader() sm.Header {
 func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 	p := c.addPending(h.Xid, h.Type)
 	cmd := &sm.Command{Header: c.commandHeader(), Op: op}
-	c.srv.node.propose(cmd, func(res *sm.Result, err error) {
+	c.srv.node.Propose(cmd, func(res *sm.Result, err error) {
 		if err != nil {
 			// The outcome is unknown: close, as ZooKeeper does on a lost
 			// proposal (the client sees ConnectionLoss and retries).
@@ -294,7 +294,7 @@ func statOf(s *zkproto.Stat) zkproto.Stat {
 func (c *conn) handleSync(h zkproto.RequestHeader, r *zkproto.SyncRequest) {
 	p := c.addPending(h.Xid, h.Type)
 	c.unordered.Add(1)
-	c.srv.node.readIndex(func(err error) {
+	c.srv.node.ReadIndex(func(err error) {
 		defer c.unordered.Add(-1)
 		if err != nil {
 			c.log.Warn().Err(err).Msg("sync failed; closing connection")
@@ -315,7 +315,7 @@ func (c *conn) handleAuth(xid int32, a *zkproto.AuthPacket) bool {
 			// ZooKeeper's provider throws on a null buffer: AuthFailed.
 			return c.authFailed(xid, a.Scheme)
 		}
-		id := digestID(a.Auth)
+		id := DigestID(a.Auth)
 		add = append(add, zkproto.Id{Scheme: "digest", ID: id})
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
 			add = append(add, zkproto.Id{Scheme: "super", ID: ""})
@@ -356,11 +356,11 @@ func containsID(ids []zkproto.Id, id zkproto.Id) bool {
 	return false
 }
 
-// digestID is DigestAuthenticationProvider's id for "user:password":
+// DigestID is DigestAuthenticationProvider's id for "user:password":
 // user + ":" + base64(sha1("user:password")).
 // ZooKeeper first decodes the bytes to a Java string, so malformed UTF-8
 // becomes U+FFFD in both the user name and the hashed text.
-func digestID(auth []byte) string {
+func DigestID(auth []byte) string {
 	text := javaUTF8(auth)
 	user, _, _ := strings.Cut(text, ":")
 	sum := sha1.Sum([]byte(text))
@@ -372,9 +372,9 @@ func digestID(auth []byte) string {
 // are atomic with respect to applies and their watch events.
 func (c *conn) handleRead(h zkproto.RequestHeader, req zkproto.Record) {
 	p := c.addPending(h.Xid, h.Type) // may wait: before the lock
-	c.srv.applyMu.RLock()
-	defer c.srv.applyMu.RUnlock()
-	v, err := c.srv.store.View()
+	c.srv.node.LockReads()
+	defer c.srv.node.UnlockReads()
+	v, err := c.srv.node.View()
 	if err != nil {
 		c.log.Error().Err(err).Msg("read view failed; closing connection")
 		c.abort()

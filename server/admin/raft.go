@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/zkbridge/zkbridge/server/node"
+)
+
+// raftHandlers serves /raft/* on the admin listener for `zkbridge raft`.
+func (a *Server) raftHandlers(mux *http.ServeMux) {
+	reply := func(w http.ResponseWriter, v any, err error) {
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	ctxOf := func(r *http.Request) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(r.Context(), 15*time.Second)
+	}
+	id := func(r *http.Request) (uint64, error) {
+		n, err := strconv.ParseUint(r.FormValue("id"), 10, 64)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("id=%q is not a replica id", r.FormValue("id"))
+		}
+		return n, nil
+	}
+	mux.HandleFunc("/raft/status", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := ctxOf(r)
+		defer cancel()
+		st, err := a.status(ctx)
+		reply(w, st, err)
+	})
+	mux.HandleFunc("/raft/hash", func(w http.ResponseWriter, r *http.Request) {
+		index, hash, err := a.node.ContentHash()
+		reply(w, map[string]any{"applied_index": index, "content_hash": hash}, err)
+	})
+	post := func(path string, f func(ctx context.Context, r *http.Request) error) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "use POST", http.StatusMethodNotAllowed)
+				return
+			}
+			ctx, cancel := ctxOf(r)
+			defer cancel()
+			reply(w, map[string]string{"result": "ok"}, f(ctx, r))
+		})
+	}
+	post("/raft/transfer-leader", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return a.node.TransferLeader(ctx, n)
+	})
+	post("/raft/add-voter", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return a.node.AddVoter(ctx, n, r.FormValue("addr"))
+	})
+	mux.HandleFunc("/raft/local", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, a.node.LocalProgress(), nil)
+	})
+	post("/raft/add-observer", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return a.node.AddObserver(ctx, n, r.FormValue("addr"))
+	})
+	post("/raft/remove-voter", func(ctx context.Context, r *http.Request) error {
+		n, err := id(r)
+		if err != nil {
+			return err
+		}
+		return a.node.RemoveVoter(ctx, n, r.FormValue("force") == "true")
+	})
+}
+
+// FetchProgress reads another replica's /raft/local (node.ProgressSource) (loopback or cluster
+// network; bounded by ctx and a short timeout).
+func FetchProgress(ctx context.Context, adminAddr string) (node.Progress, error) {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+adminAddr+"/raft/local", nil)
+	if err != nil {
+		return node.Progress{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return node.Progress{}, fmt.Errorf("ask %s: %w", adminAddr, err)
+	}
+	defer resp.Body.Close()
+	var p node.Progress
+	if resp.StatusCode != http.StatusOK {
+		return p, fmt.Errorf("ask %s: %s", adminAddr, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		return p, fmt.Errorf("ask %s: %w", adminAddr, err)
+	}
+	return p, nil
+}

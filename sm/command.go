@@ -281,6 +281,7 @@ func encodeOp(e *enc, op Op, top bool) {
 	case *RegisterReplica:
 		encodeReplica(e, &o.Replica)
 	case *ConfigChanged:
+		encodeOrder(e, o.Order)
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -414,7 +415,7 @@ func decodeOp(d *dec, top bool) Op {
 	case kindRegisterReplica:
 		return &RegisterReplica{Replica: decodeReplica(d)}
 	case kindConfigChanged:
-		return &ConfigChanged{}
+		return &ConfigChanged{Order: decodeOrder(d)}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

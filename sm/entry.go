@@ -34,9 +34,9 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 	case *TouchSessions:
 		err = a.touchSessions(o, res)
 	case *RegisterReplica:
-		a.registerReplica(o, res)
+		err = a.registerReplica(o, res)
 	case *ConfigChanged:
-		a.t.set(keyConfigZxid, encodeInt(a.zxid))
+		a.configChanged(o)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -7,7 +7,8 @@
 #
 # usage: start-zookeeper-ensemble.sh [N]
 # environment: as start-zookeeper.sh (ZK_SUPER_DIGEST, ZK_CONTAINER_CHECK_MS,
-# ZK_TICK_TIME, ZK_FORCE_SYNC, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS)
+# ZK_TICK_TIME, ZK_FORCE_SYNC, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS),
+# and ZK_RECONFIG_ENABLED (true: zoo.cfg's reconfigEnabled, admits reconfig)
 set -euo pipefail
 
 # shellcheck source=scripts/zookeeper-lib.sh
@@ -42,6 +43,7 @@ clientPortAddress=127.0.0.1
 4lw.commands.whitelist=*
 admin.enableServer=false
 ${ZK_FORCE_SYNC:+forceSync=$ZK_FORCE_SYNC}
+${ZK_RECONFIG_ENABLED:+reconfigEnabled=$ZK_RECONFIG_ENABLED}
 $servers
 CFG
   zk_launch org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" "$dir/$i/zookeeper.log" "${ZK_HEAP:-256m}"

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -322,13 +323,25 @@ func rewritePorts(s string, ports map[string]string, next func() string) string 
 }
 
 // freePort returns a loopback port that was free a moment ago, never one
-// returned before in this process.
+// returned before in this process. It is drawn at random below the
+// kernel's ephemeral range (ip_local_port_range), where neither another
+// test's bind to port 0 nor a client connection's local port can take it
+// between this check and the server's bind; without room there, the
+// kernel picks one.
 func freePort(t *testing.T) string {
 	t.Helper()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := 10000, ephemeralLow()
+	for attempt := 0; ; attempt++ {
+		addr := "127.0.0.1:0"
+		if hi-lo >= 1000 && attempt < 1000 {
+			addr = "127.0.0.1:" + strconv.Itoa(lo+rand.IntN(hi-lo))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			if addr == "127.0.0.1:0" {
+				t.Fatal(err)
+			}
+			continue // taken
 		}
 		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 		l.Close()
@@ -336,6 +349,21 @@ func freePort(t *testing.T) string {
 			return port
 		}
 	}
+}
+
+// ephemeralLow is the lowest port the kernel hands out on its own, or 0
+// when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
 }
 
 var usedPorts = portSet{m: map[string]bool{}}
@@ -442,7 +470,7 @@ func runBlock(t *testing.T, e *env, b block) {
 		if srvLog != "" {
 			s += "--- the test's server log (tail) ---\n" + tail(srvLog, 40)
 		}
-		return s
+		return s + blockLogs(work, tmp)
 	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -598,6 +626,26 @@ func killMarked(marker string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// blockLogs returns the tails of the *.log files a block left in its
+// directories (its servers' stderr, local-cluster.sh's and
+// start-zookeeper.sh's logs), for a failure's report.
+func blockLogs(dirs ...string) string {
+	var s string
+	n := 0
+	for _, dir := range dirs {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") || n >= 8 {
+				return nil
+			}
+			n++
+			rel, _ := filepath.Rel(dir, path)
+			s += fmt.Sprintf("--- %s (tail) ---\n%s", rel, tail(path, 20))
+			return nil
+		})
+	}
+	return s
 }
 
 // tail returns the last n lines of the file at path.

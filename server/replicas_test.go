@@ -210,16 +210,18 @@ func TestReconfigChangesMembership(t *testing.T) {
 	if code != zkproto.ErrOK || strings.Count(text, ":participant") != 2 || strings.Contains(text, "server."+string(rune('0'+victim))+"=") {
 		t.Fatalf("leaving %d: %v %q", victim, code, text)
 	}
-	// Two voters left: removing another would leave no safe majority.
+	// Two voters left: ZooKeeper refuses a configuration of fewer than two
+	// participants as BadArguments.
 	other := servers[(leaderOf(t, servers)+2)%3].cfg.ReplicaID
 	if other == victim {
 		other = servers[(leaderOf(t, servers)+1)%3].cfg.ReplicaID
 	}
-	if code, _ := reconfig(&zkproto.ReconfigRequest{LeavingServers: string(rune('0' + other)), CurConfigID: -1}); code != zkproto.ErrNewConfigNoQuorum {
-		t.Fatalf("leaving down to one voter: %v, want NewConfigNoQuorum", code)
+	if code, _ := reconfig(&zkproto.ReconfigRequest{LeavingServers: string(rune('0' + other)), CurConfigID: -1}); code != zkproto.ErrBadArguments {
+		t.Fatalf("leaving down to one voter: %v, want BadArguments", code)
 	}
 	code, text = reconfig(&zkproto.ReconfigRequest{JoiningServers: "server.7=127.0.0.1:1:2:observer;127.0.0.1:3", CurConfigID: -1})
-	if code != zkproto.ErrOK || !strings.Contains(text, "server.7=127.0.0.1:1:1:observer") {
+	// The whole spec is kept, election port and client address included.
+	if code != zkproto.ErrOK || !strings.Contains(text, "server.7=127.0.0.1:1:2:observer;127.0.0.1:3\n") {
 		t.Fatalf("joining observer 7: %v %q", code, text)
 	}
 }

@@ -36,7 +36,7 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 	case *RegisterReplica:
 		err = a.registerReplica(o, res)
 	case *ConfigChanged:
-		a.configChanged(o)
+		a.configChanged(o, res)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -96,8 +96,9 @@ func decodeOrder(d *dec) []uint64 {
 	return order
 }
 
-func (a *applier) configChanged(o *ConfigChanged) {
+func (a *applier) configChanged(o *ConfigChanged, res *Result) {
 	a.t.set(keyConfigZxid, encodeInt(a.zxid))
+	res.DirectoryChanged = true // nodes re-read the membership at once
 	if len(o.Order) > 0 {
 		e := &enc{}
 		encodeOrder(e, o.Order)

@@ -169,6 +169,19 @@ func (d *Decoder) String() string {
 	return string(d.take(n))
 }
 
+// NullableString reads a ustring and reports whether it was present: a
+// null string (length -1) is ok=false, which ZooKeeper tells from "".
+func (d *Decoder) NullableString() (s string, ok bool) {
+	n := d.length("string")
+	if n < 0 || d.err != nil {
+		return "", false
+	}
+	if n == 0 {
+		return "", true
+	}
+	return string(d.take(n)), true
+}
+
 // commonString reads a ustring like String, but returns a shared string
 // for the ACL schemes and ids nearly every request carries, so decoding
 // them does not allocate.

@@ -206,27 +206,59 @@ func (r *SetDataRequest) Decode(d *Decoder) error {
 	return d.Err()
 }
 
-// ReconfigRequest is the body of reconfig (op 16).
+// ReconfigRequest is the body of reconfig (op 16). ZooKeeper tells an
+// absent argument (a null string, as Java clients send it) from an empty
+// one: newMembers "" asks for a configuration of no members. A non-empty
+// argument is present; an empty one is present only with its Empty flag
+// (sent as ""), else it is null.
 type ReconfigRequest struct {
 	JoiningServers string
 	LeavingServers string
 	NewMembers     string
 	CurConfigID    int64
+
+	EmptyJoining, EmptyLeaving, EmptyNewMembers bool
+}
+
+// Joining returns joiningServers and whether it was present (not null).
+func (r *ReconfigRequest) Joining() (string, bool) {
+	return r.JoiningServers, r.JoiningServers != "" || r.EmptyJoining
+}
+
+// Leaving returns leavingServers and whether it was present (not null).
+func (r *ReconfigRequest) Leaving() (string, bool) {
+	return r.LeavingServers, r.LeavingServers != "" || r.EmptyLeaving
+}
+
+// Members returns newMembers and whether it was present (not null).
+func (r *ReconfigRequest) Members() (string, bool) {
+	return r.NewMembers, r.NewMembers != "" || r.EmptyNewMembers
 }
 
 // Encode writes the record.
 func (r *ReconfigRequest) Encode(e *Encoder) {
-	e.String(r.JoiningServers)
-	e.String(r.LeavingServers)
-	e.String(r.NewMembers)
+	for _, f := range []struct {
+		s   string
+		has bool
+	}{{r.JoiningServers, r.EmptyJoining}, {r.LeavingServers, r.EmptyLeaving}, {r.NewMembers, r.EmptyNewMembers}} {
+		if f.s == "" && !f.has {
+			e.Int(-1)
+			continue
+		}
+		e.String(f.s)
+	}
 	e.Long(r.CurConfigID)
 }
 
 // Decode reads the record.
 func (r *ReconfigRequest) Decode(d *Decoder) error {
-	r.JoiningServers = d.String()
-	r.LeavingServers = d.String()
-	r.NewMembers = d.String()
+	var ok [3]bool
+	r.JoiningServers, ok[0] = d.NullableString()
+	r.LeavingServers, ok[1] = d.NullableString()
+	r.NewMembers, ok[2] = d.NullableString()
+	r.EmptyJoining = ok[0] && r.JoiningServers == ""
+	r.EmptyLeaving = ok[1] && r.LeavingServers == ""
+	r.EmptyNewMembers = ok[2] && r.NewMembers == ""
 	r.CurConfigID = d.Long()
 	return d.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,11 +75,15 @@ type Membership struct {
 	// Directory is the replicated replica directory: every member's
 	// addresses, by id.
 	Directory map[uint64]sm.ReplicaInfo
+	// ConfigOrder is the member order the last reconfig recorded
+	// (RecordConfig); nil before any.
+	ConfigOrder []uint64
 }
 
 func (m Membership) equal(o Membership) bool {
 	return m.ConfigChangeID == o.ConfigChangeID && m.ConfigZxid == o.ConfigZxid &&
-		maps.Equal(m.Voters, o.Voters) && maps.Equal(m.Observers, o.Observers) && maps.Equal(m.Directory, o.Directory)
+		maps.Equal(m.Voters, o.Voters) && maps.Equal(m.Observers, o.Observers) && maps.Equal(m.Directory, o.Directory) &&
+		slices.Equal(m.ConfigOrder, o.ConfigOrder)
 }
 
 // ProgressSource asks the replica whose admin address is adminAddr for its
@@ -156,6 +161,7 @@ func (n *Node) registerSelf() error {
 		return err
 	}
 	me := n.selfInfo()
+	me.Spec = dir[me.ID].Spec // a reconfig's spec stays (RegisterReplica keeps it)
 	if dir[me.ID] == me {
 		n.cluster.registered.Store(true)
 		return nil
@@ -225,9 +231,10 @@ func (n *Node) updateMembership(m *dragonboat.Membership) Membership {
 		return n.Membership()
 	}
 	version, _ := v.ConfigZxid()
+	order, _ := v.ConfigOrder()
 	v.Close()
 	cur := Membership{Voters: maps.Clone(m.Nodes), Observers: maps.Clone(m.NonVotings),
-		ConfigChangeID: m.ConfigChangeID, ConfigZxid: version, Directory: dir}
+		ConfigChangeID: m.ConfigChangeID, ConfigZxid: version, Directory: dir, ConfigOrder: order}
 	n.cluster.mu.Lock()
 	changed := !n.cluster.known || !n.cluster.current.equal(cur)
 	n.cluster.current, n.cluster.known = cur, true

@@ -174,6 +174,13 @@ func (n *Node) settleConfig() error {
 	return n.settleWith(&sm.Command{Op: &sm.ConfigChanged{}})
 }
 
+// RecordConfig records a reconfig's outcome: the configuration's new
+// version (this entry's zxid) and its members in the order ZooKeeper lists
+// them.
+func (n *Node) RecordConfig(order []uint64) error {
+	return n.settleWith(&sm.Command{Op: &sm.ConfigChanged{Order: order}})
+}
+
 func (n *Node) settleWith(cmd *sm.Command) error {
 	var err error
 	for attempt := 0; attempt < 50; attempt++ { // safe to retry: at worst one more version

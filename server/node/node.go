@@ -182,7 +182,7 @@ func (n *Node) join() {
 	}
 	n.joined.Store(true)
 	n.refreshSoon()
-	n.log.Info().Uint64("replica_id", n.cfg.ReplicaID).Dur("since_start", time.Since(n.started)).Msg("raft replica serving")
+	n.log.Info().Uint64("replica_id", n.cfg.ReplicaID).Dur("since_start", time.Since(n.started)).Msg("zkbridge serving")
 	select {
 	case <-n.stop:
 		return

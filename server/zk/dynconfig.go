@@ -1,13 +1,8 @@
 package zk
 
 import (
-	"fmt"
-	"net"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -20,12 +15,13 @@ const configNode = "/zookeeper/config"
 // dynamic configuration and, when the text changed, fires NodeDataChanged
 // on /zookeeper/config as a reconfig does.
 func (s *Server) membershipChanged(m node.Membership) {
-	text := renderConfig(m.Voters, m.Observers, uint64(m.ConfigZxid), m.Directory)
+	text := renderConfig(m)
 	s.dynamicConfig.Lock()
 	changed := s.dynamicConfig.text != text
 	if changed {
 		s.dynamicConfig.text, s.dynamicConfig.mtime = text, time.Now().UnixMilli()
 	}
+	s.dynamicConfig.zxid = m.ConfigZxid
 	s.dynamicConfig.Unlock()
 	if changed {
 		s.watches.trigger(zkproto.EventNodeDataChanged, configNode, nil)
@@ -40,39 +36,32 @@ func (s *Server) configText() (string, int64) {
 	return s.dynamicConfig.text, s.dynamicConfig.mtime
 }
 
+// configZxid is the zxid of the last configuration change (0 for the
+// first membership).
+func (s *Server) configZxid() int64 {
+	s.dynamicConfig.Lock()
+	defer s.dynamicConfig.Unlock()
+	return s.dynamicConfig.zxid
+}
+
 // renderConfig writes the membership in ZooKeeper's dynamic-config format:
-// server.N=host:peerPort:electionPort:role;clientAddr lines in id order, then
-// version=<hex zxid of the last change, 0 for the first membership>. Raft
-// has one peer port, so it stands for both ports. A single voter renders as
-// nothing, as a standalone ZooKeeper's empty node.
-func renderConfig(voters, observers map[uint64]string, version uint64, dir map[uint64]sm.ReplicaInfo) string {
-	if len(voters)+len(observers) <= 1 {
+// server.N=host:peerPort:electionPort:role;clientAddr lines in ZooKeeper's
+// order (configOrder), each as the reconfig that added it wrote it or, for
+// a member that registered itself, with its Raft port standing for both of
+// ZooKeeper's ports; then version=<hex zxid of the last change, 0 for the
+// first membership>. A single voter renders as nothing, as a standalone
+// ZooKeeper's empty node.
+func renderConfig(m node.Membership) string {
+	if len(m.Voters)+len(m.Observers) <= 1 {
 		return ""
 	}
-	ids := append(config.SortedIDs(voters), config.SortedIDs(observers)...)
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var b strings.Builder
-	for _, id := range ids {
-		addr, role := voters[id], "participant"
-		if a, ok := observers[id]; ok {
-			addr, role = a, "observer"
-		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			host, port = addr, "0"
-		}
-		fmt.Fprintf(&b, "server.%d=%s:%s:%s:%s", id, host, port, port, role)
-		if c := dir[id].ClientAddr; c != "" {
-			b.WriteString(";" + c)
-		}
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(&b, "version=%x", version)
-	return b.String()
+	members := currentMembers(m)
+	return RenderDynamicConfig(members, m.ConfigZxid)
 }
 
 // overlayConfig replaces the stored, empty /zookeeper/config with the
-// membership, as a ZooKeeper ensemble serves it (version and aversion -1).
+// membership, as a ZooKeeper ensemble serves it (version and aversion -1,
+// mzxid the last configuration change's).
 func (s *Server) overlayConfig(path string, n *sm.Node) {
 	if path != configNode || n == nil {
 		return
@@ -85,4 +74,5 @@ func (s *Server) overlayConfig(path string, n *sm.Node) {
 	n.Stat.DataLength = int32(len(text))
 	n.Stat.Version = -1
 	n.Stat.Mtime = mtime
+	n.Stat.Mzxid = s.configZxid()
 }

@@ -45,6 +45,7 @@ type Server struct {
 		sync.Mutex
 		text  string
 		mtime int64
+		zxid  int64
 	}
 
 	listener net.Listener

@@ -23,7 +23,7 @@ func serverCommand() *ucli.Command {
 			"zoo.cfg as is (detected by extension or content); flags override the file.\n" +
 			"SIGTERM or SIGINT stops accepting, lets in-flight replies leave, syncs and exits 0.\n" +
 			"On Linux the server re-executes itself once with GODEBUG=" + quietSysmonSetting + " added, which keeps\n" +
-			"the Go runtime's monitor thread from waking for every write (README: Performance);\n" +
+			"the Go runtime's monitor thread from waking for every write (docs/performance.md);\n" +
 			"GODEBUG=schedtrace=0 keeps the runtime's default.",
 		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "config", Usage: "YAML or zoo.cfg `FILE`"},

@@ -1,12 +1,9 @@
 package compattests
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,7 +55,7 @@ func startReconfigTarget(t *testing.T, kind string) []string {
 	t.Helper()
 	var addrs []string
 	if kind == "zookeeper" {
-		ens, err := startReconfigEnsemble(3)
+		ens, err := StartZooKeeperEnsemble(3, "ZK_RECONFIG_ENABLED=true")
 		if err != nil {
 			t.Fatalf("start ZooKeeper ensemble (run scripts/install-zookeeper.sh): %v", err)
 		}
@@ -78,23 +75,6 @@ func startReconfigTarget(t *testing.T, kind string) []string {
 	}
 	t.Cleanup(startWakers(t, ordered))
 	return ordered
-}
-
-// startReconfigEnsemble is StartZooKeeperEnsemble with reconfigEnabled.
-func startReconfigEnsemble(n int) (*Ensemble, error) {
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "start-zookeeper-ensemble.sh"), fmt.Sprint(n))
-	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", ReapInterval.Milliseconds()), "ZK_RECONFIG_ENABLED=true")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("start-zookeeper-ensemble.sh: %v: %s", err, stderr.String())
-	}
-	f := strings.Fields(string(out))
-	if len(f) != 3 {
-		return nil, fmt.Errorf("start-zookeeper-ensemble.sh printed %q, want CONNECT PIDS DIR", out)
-	}
-	return &Ensemble{Addrs: strings.Split(f[0], ","), pids: f[1], dir: f[2]}, nil
 }
 
 // reconfigScenarios are the reconfig scenarios, each run on fresh clusters.

@@ -264,10 +264,12 @@ type Ensemble struct {
 }
 
 // StartZooKeeperEnsemble starts n ZooKeeper nodes on loopback and waits
-// until they have a leader and all serve.
-func StartZooKeeperEnsemble(n int) (*Ensemble, error) {
+// until they have a leader and all serve. env adds settings the start
+// script reads (e.g. ZK_RECONFIG_ENABLED=true).
+func StartZooKeeperEnsemble(n int, env ...string) (*Ensemble, error) {
 	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "start-zookeeper-ensemble.sh"), fmt.Sprint(n))
 	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", ReapInterval.Milliseconds()))
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what zkbridge's tests need from Debian's packages: a real
-# ZooKeeper 3.8 (the oracle), its C client, kazoo and a headless JRE.
+# ZooKeeper 3.8 (the oracle), its C client, kazoo, a headless JRE, and nc
+# (the documentation's four-letter-word examples).
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -23,8 +23,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server/config"
-	"github.com/zkbridge/zkbridge/server/logfs"
-	"github.com/zkbridge/zkbridge/server/peernet"
+	"github.com/zkbridge/zkbridge/server/node/logfs"
+	"github.com/zkbridge/zkbridge/server/node/peernet"
 	"github.com/zkbridge/zkbridge/sm"
 )
 

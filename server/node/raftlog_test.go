@@ -15,7 +15,7 @@ import (
 	"github.com/lni/dragonboat/v4/raftpb"
 	"github.com/lni/vfs"
 
-	"github.com/zkbridge/zkbridge/server/logfs"
+	"github.com/zkbridge/zkbridge/server/node/logfs"
 )
 
 // syncCountingFS counts Sync calls on every file the log store opens.

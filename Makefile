@@ -52,9 +52,16 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-# Native RPC stubs arrive with the bridge; nothing to generate yet.
+# The native API's Go code from api/zkbridge/v1/*.proto (committed): protoc
+# from Debian's protobuf-compiler, the Go plugins at pinned versions.
+PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 proto:
-	@echo "make proto: no .proto files yet (the native RPC service is a later step)"
+	@command -v protoc >/dev/null || { echo "make proto: installing protobuf-compiler"; apt-get install -y -qq protobuf-compiler >/dev/null || { apt-get update -qq && apt-get install -y -qq protobuf-compiler >/dev/null; }; }
+	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH=$(CURDIR)/bin:$$PATH protoc -I api --go_out=api --go_opt=paths=source_relative \
+	  --go-grpc_out=api --go-grpc_opt=paths=source_relative api/zkbridge/v1/*.proto
 
 clean:
 	rm -rf bin

@@ -33,6 +33,7 @@ func serverCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "client-addr", Usage: "ZooKeeper client listener `HOST:PORT`", Value: server.DefaultClientAddr},
 			&ucli.StringFlag{Name: "admin-addr", Usage: "admin HTTP listener `HOST:PORT` (/commands, /metrics)", Value: server.DefaultAdminAddr},
 			&ucli.BoolFlag{Name: "no-admin", Usage: "do not start the admin HTTP listener"},
+			&ucli.StringFlag{Name: "native-addr", Usage: "native gRPC API listener `HOST:PORT` (empty: off; the default is skipped with a warning when in use)", Value: server.DefaultNativeAddr},
 			&ucli.StringFlag{Name: "peer-addr", Usage: "Raft transport `HOST:PORT`", Value: server.DefaultPeerAddr},
 			&ucli.StringFlag{Name: "peer-listen-addr", Usage: "where the Raft transport listens, when not --peer-addr (NAT, a proxy): `HOST:PORT`"},
 			&ucli.Uint64Flag{Name: "replica-id", Usage: "this node's id (ZooKeeper's myid)", Value: 1},
@@ -72,6 +73,11 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("client-addr", func() { cfg.ClientAddr = c.String("client-addr") })
 	set("admin-addr", func() { cfg.AdminAddr = c.String("admin-addr") })
 	set("no-admin", func() { cfg.AdminDisabled = c.Bool("no-admin") })
+	if c.IsSet("native-addr") {
+		cfg.NativeAddr = c.String("native-addr") // "" turns it off
+	} else if cfg.NativeAddr == "" {
+		cfg.NativeAddr, cfg.NativeOptional = server.DefaultNativeAddr, true
+	}
 	set("peer-addr", func() { cfg.PeerAddr = c.String("peer-addr") })
 	set("peer-listen-addr", func() { cfg.PeerListenAddr = c.String("peer-listen-addr") })
 	set("replica-id", func() { cfg.ReplicaID = c.Uint64("replica-id") })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkbridge/zkbridge/server/admin"
 	"github.com/zkbridge/zkbridge/server/config"
+	"github.com/zkbridge/zkbridge/server/native"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/server/zk"
 )
@@ -25,6 +26,7 @@ const (
 	DefaultDataDir         = config.DefaultDataDir
 	DefaultClientAddr      = config.DefaultClientAddr
 	DefaultAdminAddr       = config.DefaultAdminAddr
+	DefaultNativeAddr      = config.DefaultNativeAddr
 	DefaultPeerAddr        = config.DefaultPeerAddr
 	DefaultSnapshotEntries = config.DefaultSnapshotEntries
 	DefaultElectionTimeout = config.DefaultElectionTimeout
@@ -39,11 +41,12 @@ const ZooKeeperVersion = zk.ZooKeeperVersion
 
 // Server is one zkbridge node: the replicated core and its front doors.
 type Server struct {
-	cfg   Config
-	log   zerolog.Logger
-	node  *node.Node
-	zk    *zk.Server
-	admin *admin.Server
+	cfg    Config
+	log    zerolog.Logger
+	node   *node.Node
+	zk     *zk.Server
+	native *native.Server // nil when off
+	admin  *admin.Server
 
 	stopOnce sync.Once
 }
@@ -57,6 +60,9 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log}
 	s.node = node.New(cfg, log)
 	s.zk = zk.New(cfg, s.node, log)
+	if cfg.NativeAddr != "" {
+		s.native = native.New(cfg, s.node, log)
+	}
 	if !cfg.AdminDisabled {
 		s.admin = admin.New(cfg.AdminAddr, s.node, s.zk, s.Status, log)
 		s.node.SetProgressSource(admin.FetchProgress)
@@ -86,26 +92,45 @@ func (s *Server) Open() error {
 		return err
 	}
 	addrs := node.Addresses{Client: s.zk.Addr()}
+	closeAll := func() {
+		s.zk.Close()
+		if s.native != nil {
+			s.native.Close()
+		}
+		if s.admin != nil {
+			s.admin.Shutdown()
+		}
+	}
+	if s.native != nil {
+		if err := s.native.Listen(); err != nil {
+			if !s.cfg.NativeOptional {
+				closeAll()
+				return err
+			}
+			s.log.Warn().Err(err).Msg("serving without the native API: its default address is in use (set --native-addr)")
+			s.native = nil
+		}
+	}
 	if s.admin != nil {
 		if err := s.admin.Listen(); err != nil {
-			s.zk.Close()
+			closeAll()
 			return err
 		}
 		addrs.Admin = s.admin.Addr()
 		s.cfg.AdminAddr = addrs.Admin
 	}
 	if err := s.node.Start(addrs); err != nil {
-		s.zk.Close()
-		if s.admin != nil {
-			s.admin.Shutdown()
-		}
+		closeAll()
 		return err
 	}
 	s.zk.Serve()
+	if s.native != nil {
+		s.native.Serve()
+	}
 	if s.admin != nil {
 		s.admin.Serve()
 	}
-	s.log.Info().Str("client_addr", addrs.Client).Str("admin_addr", addrs.Admin).
+	s.log.Info().Str("client_addr", addrs.Client).Str("admin_addr", addrs.Admin).Str("native_addr", s.NativeAddr()).
 		Str("data_dir", s.cfg.DataDir).Uint64("replica_id", s.cfg.ReplicaID).
 		Dur("startup", time.Since(started)).Msg("zkbridge listening")
 	return nil
@@ -138,6 +163,14 @@ func (s *Server) AdminAddr() string {
 	return s.admin.Addr()
 }
 
+// NativeAddr returns the bound native gRPC address ("" when off).
+func (s *Server) NativeAddr() string {
+	if s.native == nil {
+		return ""
+	}
+	return s.native.Addr()
+}
+
 // Ready reports why this node is not ready yet (nil when it is).
 func (s *Server) Ready() error { return s.node.Ready() }
 
@@ -164,6 +197,9 @@ func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		if s.admin != nil {
 			s.admin.Shutdown()
+		}
+		if s.native != nil {
+			s.native.Close()
 		}
 		s.zk.Close()
 		s.node.Stop()

@@ -88,6 +88,7 @@ func TestPackageBoundaries(t *testing.T) {
 		"node":   {mod + "server/zk", mod + "server/admin", mod + "server", "net/http", "google.golang.org/grpc"},
 		"zk":     {mod + "server/admin", mod + "server/native", mod + "server", "net/http"},
 		"admin":  {mod + "server/zk", mod + "server/native"},
+		"native": {mod + "server/zk", mod + "server/admin", mod + "server"},
 		"config": {mod + "server/node", mod + "server/zk", mod + "server/admin"},
 	}
 	for dir, bad := range forbidden {

@@ -38,6 +38,13 @@ type Config struct {
 	AdminAddr string `yaml:"admin_addr"`
 	// AdminDisabled turns the admin HTTP listener off (admin.enableServer=false).
 	AdminDisabled bool `yaml:"admin_disabled"`
+	// NativeAddr is the native gRPC API's listener, host:port; empty: off.
+	// `zkbridge server` defaults it to DefaultNativeAddr.
+	NativeAddr string `yaml:"native_addr"`
+	// NativeOptional: NativeAddr is the default, not asked for, so a port in
+	// use there is a warning and the node serves without the native API
+	// (as ZooKeeper starts without its AdminServer when 8080 is taken).
+	NativeOptional bool `yaml:"-"`
 	// PeerAddr is the Raft transport address of this node.
 	PeerAddr string `yaml:"peer_addr"`
 	// PeerListenAddr is where the Raft transport listens when that differs
@@ -116,6 +123,7 @@ const (
 	DefaultDataDir    = "zkbridge-data"
 	DefaultClientAddr = "127.0.0.1:2181"
 	DefaultAdminAddr  = "127.0.0.1:8080"
+	DefaultNativeAddr = "127.0.0.1:2191"
 	DefaultPeerAddr   = "127.0.0.1:2888"
 	// DefaultSnapshotEntries is smaller than ZooKeeper's snapCount
 	// (100000): a snapshot of the on-disk state machine is cheap.
@@ -197,6 +205,11 @@ func (c *Config) Validate() error {
 	for name, addr := range map[string]string{"client address": c.ClientAddr, "peer address": c.PeerAddr} {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return fmt.Errorf("config: %s %q: %w", name, addr, err)
+		}
+	}
+	if c.NativeAddr != "" {
+		if _, _, err := net.SplitHostPort(c.NativeAddr); err != nil {
+			return fmt.Errorf("config: native address %q: %w", c.NativeAddr, err)
 		}
 	}
 	if !c.AdminDisabled {

@@ -75,6 +75,21 @@ func (n *Node) CloseSession(id int64, conn, seq uint64) error {
 	return nil
 }
 
+// ExpireSession ends session id as its expiry would, whoever holds it: its
+// ephemerals are deleted and its clients are told it expired. A native
+// registration's takeover fences the incarnation it replaces this way.
+func (n *Node) ExpireSession(id int64) error {
+	cmd := &sm.Command{Header: sm.Header{Session: id, Time: time.Now().UnixMilli()}, Op: &sm.CloseSession{Expired: true}}
+	res, err := n.raft.proposeSync(cmd)
+	if err != nil {
+		return err
+	}
+	if res.Err != zkproto.ErrOK {
+		return res.Err
+	}
+	return nil
+}
+
 // SessionInfo returns the replicated record of session id as the local
 // replica has it (zkproto.ErrSessionExpired if there is none).
 func (n *Node) SessionInfo(id int64) (*sm.SessionInfo, error) {

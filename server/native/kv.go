@@ -1,0 +1,239 @@
+package native
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
+	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// view opens a read view: after a read index (linearizable) unless
+// serializable.
+func (s *Server) view(ctx context.Context, serializable bool) (*sm.View, error) {
+	if err := s.serving(); err != nil {
+		return nil, err
+	}
+	if !serializable {
+		if err := s.node.CatchUp(ctx); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "read index: %v", err)
+		}
+	}
+	v, err := s.node.View()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "read view: %v", err)
+	}
+	return v, nil
+}
+
+func statOf(st zkproto.Stat) *zkbridgev1.Stat {
+	return &zkbridgev1.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime, Version: st.Version,
+		Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: st.EphemeralOwner, DataLength: st.DataLength,
+		NumChildren: st.NumChildren, Pzxid: st.Pzxid}
+}
+
+// readable checks READ on n for a caller without identities (world).
+func readable(n *sm.Node, op, path string) error {
+	if !sm.CheckACL(n.ACL, zkproto.PermRead, nil, "") {
+		return status.Errorf(codes.PermissionDenied, "%s %s: no READ permission for an unauthenticated caller", op, path)
+	}
+	return nil
+}
+
+// Get reads one znode.
+func (s *Server) Get(ctx context.Context, r *zkbridgev1.GetRequest) (*zkbridgev1.GetResponse, error) {
+	if err := checkTenant(r.Tenant); err != nil {
+		return nil, err
+	}
+	if err := checkPath("get", r.Path); err != nil {
+		return nil, err
+	}
+	v, err := s.view(ctx, r.Serializable)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	n, err := v.Get(r.Path)
+	if err != nil {
+		return nil, codeOf("get", r.Path, err)
+	}
+	if err := readable(n, "get", r.Path); err != nil {
+		return nil, err
+	}
+	zxid, _ := v.LastZxid()
+	return &zkbridgev1.GetResponse{Data: n.Data, Stat: statOf(n.Stat), Zxid: zxid}, nil
+}
+
+// List reads a znode's children.
+func (s *Server) List(ctx context.Context, r *zkbridgev1.ListRequest) (*zkbridgev1.ListResponse, error) {
+	if err := checkTenant(r.Tenant); err != nil {
+		return nil, err
+	}
+	if err := checkPath("list", r.Path); err != nil {
+		return nil, err
+	}
+	v, err := s.view(ctx, r.Serializable)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	n, err := v.Get(r.Path)
+	if err != nil {
+		return nil, codeOf("list", r.Path, err)
+	}
+	if err := readable(n, "list", r.Path); err != nil {
+		return nil, err
+	}
+	names, st, err := v.Children(r.Path)
+	if err != nil {
+		return nil, codeOf("list", r.Path, err)
+	}
+	zxid, _ := v.LastZxid()
+	return &zkbridgev1.ListResponse{Children: names, Stat: statOf(st), Zxid: zxid}, nil
+}
+
+// propose proposes a write without a session and maps its outcome.
+func (s *Server) propose(op sm.Op) (*sm.Result, error) {
+	if err := s.serving(); err != nil {
+		return nil, err
+	}
+	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: op})
+	if err != nil {
+		return nil, err
+	}
+	if res.Err != zkproto.ErrOK {
+		return res, res.Err
+	}
+	return res, nil
+}
+
+// Put creates or replaces a persistent znode's data.
+func (s *Server) Put(ctx context.Context, r *zkbridgev1.PutRequest) (*zkbridgev1.PutResponse, error) {
+	if err := checkTenant(r.Tenant); err != nil {
+		return nil, err
+	}
+	if err := checkPath("put", r.Path); err != nil {
+		return nil, err
+	}
+	if int64(len(r.Data)) > int64(s.cfg.MaxBuffer) {
+		return nil, status.Errorf(codes.InvalidArgument, "put %s: %d bytes of data, more than jute.maxbuffer (%d)", r.Path, len(r.Data), s.cfg.MaxBuffer)
+	}
+	if r.ExpectedVersion < -1 {
+		return nil, status.Errorf(codes.InvalidArgument, "put %s: expected_version %d (want -1 or a version)", r.Path, r.ExpectedVersion)
+	}
+	for {
+		if !r.CreateOnly {
+			res, err := s.propose(&sm.SetData{Path: r.Path, Data: r.Data, Version: r.ExpectedVersion})
+			if err == nil {
+				return &zkbridgev1.PutResponse{Stat: statOf(*res.Stat)}, nil
+			}
+			if !errors.Is(err, zkproto.ErrNoNode) || r.ExpectedVersion > 0 {
+				return nil, codeOf("put", r.Path, err)
+			}
+		}
+		res, err := s.propose(&sm.Create{OpCode: zkproto.OpCreate2, Path: r.Path, Data: r.Data, ACL: zkproto.OpenACLUnsafe()})
+		switch {
+		case err == nil:
+			return &zkbridgev1.PutResponse{Stat: statOf(*res.Stat), Created: true}, nil
+		case errors.Is(err, zkproto.ErrNodeExists) && r.CreateOnly:
+			return nil, status.Errorf(codes.FailedPrecondition, "put %s: the znode exists (create_only)", r.Path)
+		case errors.Is(err, zkproto.ErrNodeExists):
+			continue // created meanwhile: set it
+		}
+		return nil, codeOf("put", r.Path, err)
+	}
+}
+
+// Delete removes a znode.
+func (s *Server) Delete(ctx context.Context, r *zkbridgev1.DeleteRequest) (*zkbridgev1.DeleteResponse, error) {
+	if err := checkTenant(r.Tenant); err != nil {
+		return nil, err
+	}
+	if err := checkPath("delete", r.Path); err != nil {
+		return nil, err
+	}
+	if _, err := s.propose(&sm.Delete{Path: r.Path, Version: r.ExpectedVersion}); err != nil {
+		return nil, codeOf("delete", r.Path, err)
+	}
+	return &zkbridgev1.DeleteResponse{}, nil
+}
+
+// maxAllocateAttempts bounds AllocateID's compare-and-set loop under
+// contention (Curator's DistributedAtomicLong gives up after its retries
+// too).
+const maxAllocateAttempts = 100
+
+// AllocateID reserves [first, first+count) from a counter znode, with the
+// same compare-and-set Curator's DistributedAtomicLong uses: read the value
+// and its version, then setData at that version (create when missing). A
+// concurrent increment makes the write fail with BadVersion (NodeExists)
+// and the loop reads again, so no value is handed out twice.
+func (s *Server) AllocateID(ctx context.Context, r *zkbridgev1.AllocateIDRequest) (*zkbridgev1.AllocateIDResponse, error) {
+	if err := checkTenant(r.Tenant); err != nil {
+		return nil, err
+	}
+	if err := checkPath("allocate-id", r.CounterPath); err != nil {
+		return nil, err
+	}
+	if r.Count < 1 {
+		return nil, status.Errorf(codes.InvalidArgument, "allocate-id %s: count %d (want at least 1)", r.CounterPath, r.Count)
+	}
+	for attempt := 0; attempt < maxAllocateAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, status.FromContextError(err).Err()
+		}
+		cur, version, exists, err := s.readCounter(ctx, r.CounterPath)
+		if err != nil {
+			return nil, err
+		}
+		if cur > (1<<63-1)-r.Count {
+			return nil, status.Errorf(codes.OutOfRange, "allocate-id %s: the counter (%d) would overflow", r.CounterPath, cur)
+		}
+		next := make([]byte, 8)
+		binary.BigEndian.PutUint64(next, uint64(cur+r.Count))
+		var op sm.Op = &sm.SetData{Path: r.CounterPath, Data: next, Version: version}
+		if !exists {
+			op = &sm.Create{OpCode: zkproto.OpCreate, Path: r.CounterPath, Data: next, ACL: zkproto.OpenACLUnsafe()}
+		}
+		_, err = s.propose(op)
+		switch {
+		case err == nil:
+			return &zkbridgev1.AllocateIDResponse{First: cur, Last: cur + r.Count - 1}, nil
+		case errors.Is(err, zkproto.ErrBadVersion), errors.Is(err, zkproto.ErrNodeExists):
+			continue // another increment won: read again
+		}
+		return nil, codeOf("allocate-id", r.CounterPath, err)
+	}
+	return nil, status.Errorf(codes.Aborted, "allocate-id %s: still contended after %d attempts", r.CounterPath, maxAllocateAttempts)
+}
+
+// readCounter reads a DistributedAtomicLong: 8 bytes big-endian; a missing
+// or empty node is 0.
+func (s *Server) readCounter(ctx context.Context, path string) (value int64, version int32, exists bool, err error) {
+	v, err := s.view(ctx, false)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer v.Close()
+	n, err := v.Get(path)
+	if errors.Is(err, zkproto.ErrNoNode) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, codeOf("allocate-id", path, err)
+	}
+	switch len(n.Data) {
+	case 0:
+	case 8:
+		value = int64(binary.BigEndian.Uint64(n.Data))
+	default:
+		return 0, 0, false, status.Errorf(codes.FailedPrecondition, "allocate-id %s: the znode holds %d bytes, not an 8-byte counter", path, len(n.Data))
+	}
+	return value, n.Stat.Version, true, nil
+}

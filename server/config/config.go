@@ -108,6 +108,11 @@ type Config struct {
 	// zookeeper.extendedTypesEnabled=false, its default). zkbridge enables
 	// them by default.
 	ExtendedTypesDisabled bool `yaml:"extended_types_disabled"`
+	// ChangeLogMaxRecords and ChangeLogMaxBytes bound the change log the
+	// native change feed (FetchMetadata) reads; 0: sm's defaults (100,000
+	// records, 64 MiB). Every replica must use the same values.
+	ChangeLogMaxRecords int64 `yaml:"change_log_max_records"`
+	ChangeLogMaxBytes   int64 `yaml:"change_log_max_bytes"`
 	// SuperDigest is "super:<base64 sha1>" (DigestAuthenticationProvider.superDigest).
 	SuperDigest string `yaml:"super_digest"`
 

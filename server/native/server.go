@@ -21,6 +21,7 @@ import (
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/node"
+	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -32,6 +33,8 @@ type Server struct {
 	log  zerolog.Logger
 	node *node.Node
 
+	applied *appliedSignal
+
 	ln     net.Listener
 	grpc   *grpc.Server
 	health *health.Server
@@ -40,8 +43,9 @@ type Server struct {
 
 // New creates the door of node n. Call it before n.Start.
 func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
-	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer()}
+	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer(), applied: newAppliedSignal()}
 	n.Subscribe(node.Hooks{
+		Applied:    func([]*sm.Result) { s.applied.fire() },
 		LeaderLost: func(_ time.Duration) { s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING) },
 		LeaderBack: func() { s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING) },
 	})

@@ -120,6 +120,9 @@ func (n *Node) Start(addrs Addresses) error {
 		SuperDigest: n.cfg.SuperDigest,
 		DisableTTL:  n.cfg.ExtendedTypesDisabled,
 		Notify:      n.applied,
+
+		ChangeLogMaxRecords: n.cfg.ChangeLogMaxRecords,
+		ChangeLogMaxBytes:   n.cfg.ChangeLogMaxBytes,
 	}
 	fsync := func(d time.Duration) { n.metrics.fsync.Observe(float64(d.Microseconds()) / 1000) }
 	r, store, err := startRaft(&n.cfg, smCfg, &n.applyMu, n.barriers, fsync, n.log)

@@ -30,6 +30,67 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ChangeType int32
+
+const (
+	ChangeType_CHANGE_TYPE_UNSPECIFIED     ChangeType = 0
+	ChangeType_CHANGE_TYPE_CREATED         ChangeType = 1
+	ChangeType_CHANGE_TYPE_DELETED         ChangeType = 2
+	ChangeType_CHANGE_TYPE_DATA            ChangeType = 3
+	ChangeType_CHANGE_TYPE_ACL             ChangeType = 4
+	ChangeType_CHANGE_TYPE_SESSION_CREATED ChangeType = 5
+	ChangeType_CHANGE_TYPE_SESSION_CLOSED  ChangeType = 6 // closed or expired, after its ephemerals' deletes
+)
+
+// Enum value maps for ChangeType.
+var (
+	ChangeType_name = map[int32]string{
+		0: "CHANGE_TYPE_UNSPECIFIED",
+		1: "CHANGE_TYPE_CREATED",
+		2: "CHANGE_TYPE_DELETED",
+		3: "CHANGE_TYPE_DATA",
+		4: "CHANGE_TYPE_ACL",
+		5: "CHANGE_TYPE_SESSION_CREATED",
+		6: "CHANGE_TYPE_SESSION_CLOSED",
+	}
+	ChangeType_value = map[string]int32{
+		"CHANGE_TYPE_UNSPECIFIED":     0,
+		"CHANGE_TYPE_CREATED":         1,
+		"CHANGE_TYPE_DELETED":         2,
+		"CHANGE_TYPE_DATA":            3,
+		"CHANGE_TYPE_ACL":             4,
+		"CHANGE_TYPE_SESSION_CREATED": 5,
+		"CHANGE_TYPE_SESSION_CLOSED":  6,
+	}
+)
+
+func (x ChangeType) Enum() *ChangeType {
+	p := new(ChangeType)
+	*p = x
+	return p
+}
+
+func (x ChangeType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ChangeType) Descriptor() protoreflect.EnumDescriptor {
+	return file_zkbridge_v1_bridge_proto_enumTypes[0].Descriptor()
+}
+
+func (ChangeType) Type() protoreflect.EnumType {
+	return &file_zkbridge_v1_bridge_proto_enumTypes[0]
+}
+
+func (x ChangeType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ChangeType.Descriptor instead.
+func (ChangeType) EnumDescriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{0}
+}
+
 // Stat is a znode's stat, in ZooKeeper's words.
 type Stat struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -1664,6 +1725,488 @@ func (*MembershipResponse) Descriptor() ([]byte, []int) {
 	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{25}
 }
 
+type FetchMetadataRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// prefixes are subtrees: "/a" covers /a and everything under it. None:
+	// the whole tree, and the session and lease openings and closings too.
+	Prefixes []string `protobuf:"bytes,2,rep,name=prefixes,proto3" json:"prefixes,omitempty"`
+	// from_offset is the first offset wanted (a stream resumes from the last
+	// offset it got + 1); 0: from the oldest retained change.
+	FromOffset int64 `protobuf:"varint,3,opt,name=from_offset,json=fromOffset,proto3" json:"from_offset,omitempty"`
+	// max_wait_ms: with nothing new under the prefixes for this long, a
+	// response without records carries the progress offset (default 1000).
+	MaxWaitMs     int64 `protobuf:"varint,4,opt,name=max_wait_ms,json=maxWaitMs,proto3" json:"max_wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchMetadataRequest) Reset() {
+	*x = FetchMetadataRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchMetadataRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchMetadataRequest) ProtoMessage() {}
+
+func (x *FetchMetadataRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchMetadataRequest.ProtoReflect.Descriptor instead.
+func (*FetchMetadataRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *FetchMetadataRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *FetchMetadataRequest) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
+}
+
+func (x *FetchMetadataRequest) GetFromOffset() int64 {
+	if x != nil {
+		return x.FromOffset
+	}
+	return 0
+}
+
+func (x *FetchMetadataRequest) GetMaxWaitMs() int64 {
+	if x != nil {
+		return x.MaxWaitMs
+	}
+	return 0
+}
+
+type FetchMetadataResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Records []*ChangeRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// progress_offset: every change up to this offset under the prefixes has
+	// been sent; resume from progress_offset + 1.
+	ProgressOffset int64 `protobuf:"varint,2,opt,name=progress_offset,json=progressOffset,proto3" json:"progress_offset,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FetchMetadataResponse) Reset() {
+	*x = FetchMetadataResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchMetadataResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchMetadataResponse) ProtoMessage() {}
+
+func (x *FetchMetadataResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchMetadataResponse.ProtoReflect.Descriptor instead.
+func (*FetchMetadataResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *FetchMetadataResponse) GetRecords() []*ChangeRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *FetchMetadataResponse) GetProgressOffset() int64 {
+	if x != nil {
+		return x.ProgressOffset
+	}
+	return 0
+}
+
+// ChangeRecord is one committed transaction's changes.
+type ChangeRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"` // the transaction's zxid
+	Time          int64                  `protobuf:"varint,2,opt,name=time,proto3" json:"time,omitempty"`     // ms since the epoch, as stamped by the proposer
+	Changes       []*Change              `protobuf:"bytes,3,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeRecord) Reset() {
+	*x = ChangeRecord{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeRecord) ProtoMessage() {}
+
+func (x *ChangeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeRecord.ProtoReflect.Descriptor instead.
+func (*ChangeRecord) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ChangeRecord) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ChangeRecord) GetTime() int64 {
+	if x != nil {
+		return x.Time
+	}
+	return 0
+}
+
+func (x *ChangeRecord) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+type Change struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          ChangeType             `protobuf:"varint,1,opt,name=type,proto3,enum=zkbridge.v1.ChangeType" json:"type,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Session       int64                  `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"` // the session or lease of a session change
+	Stat          *Stat                  `protobuf:"bytes,4,opt,name=stat,proto3" json:"stat,omitempty"`        // the node's stat after the change (CREATED, DATA, ACL)
+	Data          []byte                 `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`        // the node's data after the change (CREATED, DATA)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Change) Reset() {
+	*x = Change{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Change) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Change) ProtoMessage() {}
+
+func (x *Change) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Change.ProtoReflect.Descriptor instead.
+func (*Change) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Change) GetType() ChangeType {
+	if x != nil {
+		return x.Type
+	}
+	return ChangeType_CHANGE_TYPE_UNSPECIFIED
+}
+
+func (x *Change) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Change) GetSession() int64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
+func (x *Change) GetStat() *Stat {
+	if x != nil {
+		return x.Stat
+	}
+	return nil
+}
+
+func (x *Change) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// OffsetCompacted is the detail of FetchMetadata's OUT_OF_RANGE.
+type OffsetCompacted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OldestOffset  int64                  `protobuf:"varint,1,opt,name=oldest_offset,json=oldestOffset,proto3" json:"oldest_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OffsetCompacted) Reset() {
+	*x = OffsetCompacted{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OffsetCompacted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OffsetCompacted) ProtoMessage() {}
+
+func (x *OffsetCompacted) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OffsetCompacted.ProtoReflect.Descriptor instead.
+func (*OffsetCompacted) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *OffsetCompacted) GetOldestOffset() int64 {
+	if x != nil {
+		return x.OldestOffset
+	}
+	return 0
+}
+
+type FetchMetadataSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Prefixes      []string               `protobuf:"bytes,2,rep,name=prefixes,proto3" json:"prefixes,omitempty"` // none: the whole tree
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchMetadataSnapshotRequest) Reset() {
+	*x = FetchMetadataSnapshotRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchMetadataSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchMetadataSnapshotRequest) ProtoMessage() {}
+
+func (x *FetchMetadataSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchMetadataSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*FetchMetadataSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *FetchMetadataSnapshotRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *FetchMetadataSnapshotRequest) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
+}
+
+type FetchMetadataSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"` // the image's offset: resume FetchMetadata from offset + 1
+	Nodes         []*SnapshotNode        `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`    // in depth-first order, parents first
+	Last          bool                   `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`     // the final chunk
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchMetadataSnapshotResponse) Reset() {
+	*x = FetchMetadataSnapshotResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchMetadataSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchMetadataSnapshotResponse) ProtoMessage() {}
+
+func (x *FetchMetadataSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchMetadataSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*FetchMetadataSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *FetchMetadataSnapshotResponse) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *FetchMetadataSnapshotResponse) GetNodes() []*SnapshotNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *FetchMetadataSnapshotResponse) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+type SnapshotNode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Stat          *Stat                  `protobuf:"bytes,3,opt,name=stat,proto3" json:"stat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotNode) Reset() {
+	*x = SnapshotNode{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotNode) ProtoMessage() {}
+
+func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotNode.ProtoReflect.Descriptor instead.
+func (*SnapshotNode) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SnapshotNode) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SnapshotNode) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *SnapshotNode) GetStat() *Stat {
+	if x != nil {
+		return x.Stat
+	}
+	return nil
+}
+
 var File_zkbridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_zkbridge_v1_bridge_proto_rawDesc = "" +
@@ -1793,13 +2336,56 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\x15TransferLeaderRequest\x12\x1d\n" +
 	"\n" +
 	"replica_id\x18\x01 \x01(\x04R\treplicaId\"\x14\n" +
-	"\x12MembershipResponse2\x86\b\n" +
+	"\x12MembershipResponse\"\x8b\x01\n" +
+	"\x14FetchMetadataRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1a\n" +
+	"\bprefixes\x18\x02 \x03(\tR\bprefixes\x12\x1f\n" +
+	"\vfrom_offset\x18\x03 \x01(\x03R\n" +
+	"fromOffset\x12\x1e\n" +
+	"\vmax_wait_ms\x18\x04 \x01(\x03R\tmaxWaitMs\"u\n" +
+	"\x15FetchMetadataResponse\x123\n" +
+	"\arecords\x18\x01 \x03(\v2\x19.zkbridge.v1.ChangeRecordR\arecords\x12'\n" +
+	"\x0fprogress_offset\x18\x02 \x01(\x03R\x0eprogressOffset\"i\n" +
+	"\fChangeRecord\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
+	"\x04time\x18\x02 \x01(\x03R\x04time\x12-\n" +
+	"\achanges\x18\x03 \x03(\v2\x13.zkbridge.v1.ChangeR\achanges\"\x9e\x01\n" +
+	"\x06Change\x12+\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x17.zkbridge.v1.ChangeTypeR\x04type\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\asession\x18\x03 \x01(\x03R\asession\x12%\n" +
+	"\x04stat\x18\x04 \x01(\v2\x11.zkbridge.v1.StatR\x04stat\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\fR\x04data\"6\n" +
+	"\x0fOffsetCompacted\x12#\n" +
+	"\roldest_offset\x18\x01 \x01(\x03R\foldestOffset\"R\n" +
+	"\x1cFetchMetadataSnapshotRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1a\n" +
+	"\bprefixes\x18\x02 \x03(\tR\bprefixes\"|\n" +
+	"\x1dFetchMetadataSnapshotResponse\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12/\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x19.zkbridge.v1.SnapshotNodeR\x05nodes\x12\x12\n" +
+	"\x04last\x18\x03 \x01(\bR\x04last\"]\n" +
+	"\fSnapshotNode\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
+	"\x04stat\x18\x03 \x01(\v2\x11.zkbridge.v1.StatR\x04stat*\xc7\x01\n" +
+	"\n" +
+	"ChangeType\x12\x1b\n" +
+	"\x17CHANGE_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13CHANGE_TYPE_CREATED\x10\x01\x12\x17\n" +
+	"\x13CHANGE_TYPE_DELETED\x10\x02\x12\x14\n" +
+	"\x10CHANGE_TYPE_DATA\x10\x03\x12\x13\n" +
+	"\x0fCHANGE_TYPE_ACL\x10\x04\x12\x1f\n" +
+	"\x1bCHANGE_TYPE_SESSION_CREATED\x10\x05\x12\x1e\n" +
+	"\x1aCHANGE_TYPE_SESSION_CLOSED\x10\x062\xd2\t\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
 	"\tKeepAlive\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse(\x010\x01\x12M\n" +
 	"\n" +
-	"Deregister\x12\x1e.zkbridge.v1.DeregisterRequest\x1a\x1f.zkbridge.v1.DeregisterResponse\x12M\n" +
+	"Deregister\x12\x1e.zkbridge.v1.DeregisterRequest\x1a\x1f.zkbridge.v1.DeregisterResponse\x12X\n" +
+	"\rFetchMetadata\x12!.zkbridge.v1.FetchMetadataRequest\x1a\".zkbridge.v1.FetchMetadataResponse0\x01\x12p\n" +
+	"\x15FetchMetadataSnapshot\x12).zkbridge.v1.FetchMetadataSnapshotRequest\x1a*.zkbridge.v1.FetchMetadataSnapshotResponse0\x01\x12M\n" +
 	"\n" +
 	"AllocateID\x12\x1e.zkbridge.v1.AllocateIDRequest\x1a\x1f.zkbridge.v1.AllocateIDResponse\x128\n" +
 	"\x03Get\x12\x17.zkbridge.v1.GetRequest\x1a\x18.zkbridge.v1.GetResponse\x12;\n" +
@@ -1824,75 +2410,95 @@ func file_zkbridge_v1_bridge_proto_rawDescGZIP() []byte {
 	return file_zkbridge_v1_bridge_proto_rawDescData
 }
 
-var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_zkbridge_v1_bridge_proto_goTypes = []any{
-	(*Stat)(nil),                  // 0: zkbridge.v1.Stat
-	(*RegisterRequest)(nil),       // 1: zkbridge.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 2: zkbridge.v1.RegisterResponse
-	(*Lease)(nil),                 // 3: zkbridge.v1.Lease
-	(*RegisterConflict)(nil),      // 4: zkbridge.v1.RegisterConflict
-	(*HeartbeatRequest)(nil),      // 5: zkbridge.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 6: zkbridge.v1.HeartbeatResponse
-	(*DeregisterRequest)(nil),     // 7: zkbridge.v1.DeregisterRequest
-	(*DeregisterResponse)(nil),    // 8: zkbridge.v1.DeregisterResponse
-	(*AllocateIDRequest)(nil),     // 9: zkbridge.v1.AllocateIDRequest
-	(*AllocateIDResponse)(nil),    // 10: zkbridge.v1.AllocateIDResponse
-	(*GetRequest)(nil),            // 11: zkbridge.v1.GetRequest
-	(*GetResponse)(nil),           // 12: zkbridge.v1.GetResponse
-	(*ListRequest)(nil),           // 13: zkbridge.v1.ListRequest
-	(*ListResponse)(nil),          // 14: zkbridge.v1.ListResponse
-	(*PutRequest)(nil),            // 15: zkbridge.v1.PutRequest
-	(*PutResponse)(nil),           // 16: zkbridge.v1.PutResponse
-	(*DeleteRequest)(nil),         // 17: zkbridge.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 18: zkbridge.v1.DeleteResponse
-	(*StatusRequest)(nil),         // 19: zkbridge.v1.StatusRequest
-	(*StatusResponse)(nil),        // 20: zkbridge.v1.StatusResponse
-	(*ReplicaStatus)(nil),         // 21: zkbridge.v1.ReplicaStatus
-	(*AddMemberRequest)(nil),      // 22: zkbridge.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),   // 23: zkbridge.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil), // 24: zkbridge.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),    // 25: zkbridge.v1.MembershipResponse
+	(ChangeType)(0),                       // 0: zkbridge.v1.ChangeType
+	(*Stat)(nil),                          // 1: zkbridge.v1.Stat
+	(*RegisterRequest)(nil),               // 2: zkbridge.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 3: zkbridge.v1.RegisterResponse
+	(*Lease)(nil),                         // 4: zkbridge.v1.Lease
+	(*RegisterConflict)(nil),              // 5: zkbridge.v1.RegisterConflict
+	(*HeartbeatRequest)(nil),              // 6: zkbridge.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),             // 7: zkbridge.v1.HeartbeatResponse
+	(*DeregisterRequest)(nil),             // 8: zkbridge.v1.DeregisterRequest
+	(*DeregisterResponse)(nil),            // 9: zkbridge.v1.DeregisterResponse
+	(*AllocateIDRequest)(nil),             // 10: zkbridge.v1.AllocateIDRequest
+	(*AllocateIDResponse)(nil),            // 11: zkbridge.v1.AllocateIDResponse
+	(*GetRequest)(nil),                    // 12: zkbridge.v1.GetRequest
+	(*GetResponse)(nil),                   // 13: zkbridge.v1.GetResponse
+	(*ListRequest)(nil),                   // 14: zkbridge.v1.ListRequest
+	(*ListResponse)(nil),                  // 15: zkbridge.v1.ListResponse
+	(*PutRequest)(nil),                    // 16: zkbridge.v1.PutRequest
+	(*PutResponse)(nil),                   // 17: zkbridge.v1.PutResponse
+	(*DeleteRequest)(nil),                 // 18: zkbridge.v1.DeleteRequest
+	(*DeleteResponse)(nil),                // 19: zkbridge.v1.DeleteResponse
+	(*StatusRequest)(nil),                 // 20: zkbridge.v1.StatusRequest
+	(*StatusResponse)(nil),                // 21: zkbridge.v1.StatusResponse
+	(*ReplicaStatus)(nil),                 // 22: zkbridge.v1.ReplicaStatus
+	(*AddMemberRequest)(nil),              // 23: zkbridge.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),           // 24: zkbridge.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),         // 25: zkbridge.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),            // 26: zkbridge.v1.MembershipResponse
+	(*FetchMetadataRequest)(nil),          // 27: zkbridge.v1.FetchMetadataRequest
+	(*FetchMetadataResponse)(nil),         // 28: zkbridge.v1.FetchMetadataResponse
+	(*ChangeRecord)(nil),                  // 29: zkbridge.v1.ChangeRecord
+	(*Change)(nil),                        // 30: zkbridge.v1.Change
+	(*OffsetCompacted)(nil),               // 31: zkbridge.v1.OffsetCompacted
+	(*FetchMetadataSnapshotRequest)(nil),  // 32: zkbridge.v1.FetchMetadataSnapshotRequest
+	(*FetchMetadataSnapshotResponse)(nil), // 33: zkbridge.v1.FetchMetadataSnapshotResponse
+	(*SnapshotNode)(nil),                  // 34: zkbridge.v1.SnapshotNode
 }
 var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
-	3,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
-	3,  // 1: zkbridge.v1.DeregisterRequest.lease:type_name -> zkbridge.v1.Lease
-	0,  // 2: zkbridge.v1.GetResponse.stat:type_name -> zkbridge.v1.Stat
-	0,  // 3: zkbridge.v1.ListResponse.stat:type_name -> zkbridge.v1.Stat
-	0,  // 4: zkbridge.v1.PutResponse.stat:type_name -> zkbridge.v1.Stat
-	21, // 5: zkbridge.v1.StatusResponse.replicas:type_name -> zkbridge.v1.ReplicaStatus
-	1,  // 6: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
-	5,  // 7: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
-	5,  // 8: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
-	7,  // 9: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
-	9,  // 10: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
-	11, // 11: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
-	13, // 12: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
-	15, // 13: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
-	17, // 14: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
-	19, // 15: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
-	22, // 16: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
-	22, // 17: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
-	23, // 18: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
-	24, // 19: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
-	2,  // 20: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
-	6,  // 21: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
-	6,  // 22: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
-	8,  // 23: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
-	10, // 24: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
-	12, // 25: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
-	14, // 26: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
-	16, // 27: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
-	18, // 28: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
-	20, // 29: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
-	25, // 30: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
-	25, // 31: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
-	25, // 32: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
-	25, // 33: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
-	20, // [20:34] is the sub-list for method output_type
-	6,  // [6:20] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	4,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
+	4,  // 1: zkbridge.v1.DeregisterRequest.lease:type_name -> zkbridge.v1.Lease
+	1,  // 2: zkbridge.v1.GetResponse.stat:type_name -> zkbridge.v1.Stat
+	1,  // 3: zkbridge.v1.ListResponse.stat:type_name -> zkbridge.v1.Stat
+	1,  // 4: zkbridge.v1.PutResponse.stat:type_name -> zkbridge.v1.Stat
+	22, // 5: zkbridge.v1.StatusResponse.replicas:type_name -> zkbridge.v1.ReplicaStatus
+	29, // 6: zkbridge.v1.FetchMetadataResponse.records:type_name -> zkbridge.v1.ChangeRecord
+	30, // 7: zkbridge.v1.ChangeRecord.changes:type_name -> zkbridge.v1.Change
+	0,  // 8: zkbridge.v1.Change.type:type_name -> zkbridge.v1.ChangeType
+	1,  // 9: zkbridge.v1.Change.stat:type_name -> zkbridge.v1.Stat
+	34, // 10: zkbridge.v1.FetchMetadataSnapshotResponse.nodes:type_name -> zkbridge.v1.SnapshotNode
+	1,  // 11: zkbridge.v1.SnapshotNode.stat:type_name -> zkbridge.v1.Stat
+	2,  // 12: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
+	6,  // 13: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
+	6,  // 14: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
+	8,  // 15: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
+	27, // 16: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
+	32, // 17: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
+	10, // 18: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
+	12, // 19: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
+	14, // 20: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
+	16, // 21: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
+	18, // 22: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
+	20, // 23: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
+	23, // 24: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
+	23, // 25: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
+	24, // 26: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
+	25, // 27: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
+	3,  // 28: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
+	7,  // 29: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
+	7,  // 30: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
+	9,  // 31: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
+	28, // 32: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
+	33, // 33: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
+	11, // 34: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
+	13, // 35: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
+	15, // 36: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
+	17, // 37: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
+	19, // 38: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
+	21, // 39: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
+	26, // 40: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
+	26, // 41: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
+	26, // 42: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
+	26, // 43: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
+	28, // [28:44] is the sub-list for method output_type
+	12, // [12:28] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_zkbridge_v1_bridge_proto_init() }
@@ -1906,13 +2512,14 @@ func file_zkbridge_v1_bridge_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkbridge_v1_bridge_proto_rawDesc), len(file_zkbridge_v1_bridge_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   26,
+			NumEnums:      1,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_zkbridge_v1_bridge_proto_goTypes,
 		DependencyIndexes: file_zkbridge_v1_bridge_proto_depIdxs,
+		EnumInfos:         file_zkbridge_v1_bridge_proto_enumTypes,
 		MessageInfos:      file_zkbridge_v1_bridge_proto_msgTypes,
 	}.Build()
 	File_zkbridge_v1_bridge_proto = out.File

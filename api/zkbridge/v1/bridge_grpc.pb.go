@@ -28,20 +28,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Bridge_Register_FullMethodName       = "/zkbridge.v1.Bridge/Register"
-	Bridge_Heartbeat_FullMethodName      = "/zkbridge.v1.Bridge/Heartbeat"
-	Bridge_KeepAlive_FullMethodName      = "/zkbridge.v1.Bridge/KeepAlive"
-	Bridge_Deregister_FullMethodName     = "/zkbridge.v1.Bridge/Deregister"
-	Bridge_AllocateID_FullMethodName     = "/zkbridge.v1.Bridge/AllocateID"
-	Bridge_Get_FullMethodName            = "/zkbridge.v1.Bridge/Get"
-	Bridge_List_FullMethodName           = "/zkbridge.v1.Bridge/List"
-	Bridge_Put_FullMethodName            = "/zkbridge.v1.Bridge/Put"
-	Bridge_Delete_FullMethodName         = "/zkbridge.v1.Bridge/Delete"
-	Bridge_Status_FullMethodName         = "/zkbridge.v1.Bridge/Status"
-	Bridge_AddVoter_FullMethodName       = "/zkbridge.v1.Bridge/AddVoter"
-	Bridge_AddObserver_FullMethodName    = "/zkbridge.v1.Bridge/AddObserver"
-	Bridge_RemoveVoter_FullMethodName    = "/zkbridge.v1.Bridge/RemoveVoter"
-	Bridge_TransferLeader_FullMethodName = "/zkbridge.v1.Bridge/TransferLeader"
+	Bridge_Register_FullMethodName              = "/zkbridge.v1.Bridge/Register"
+	Bridge_Heartbeat_FullMethodName             = "/zkbridge.v1.Bridge/Heartbeat"
+	Bridge_KeepAlive_FullMethodName             = "/zkbridge.v1.Bridge/KeepAlive"
+	Bridge_Deregister_FullMethodName            = "/zkbridge.v1.Bridge/Deregister"
+	Bridge_FetchMetadata_FullMethodName         = "/zkbridge.v1.Bridge/FetchMetadata"
+	Bridge_FetchMetadataSnapshot_FullMethodName = "/zkbridge.v1.Bridge/FetchMetadataSnapshot"
+	Bridge_AllocateID_FullMethodName            = "/zkbridge.v1.Bridge/AllocateID"
+	Bridge_Get_FullMethodName                   = "/zkbridge.v1.Bridge/Get"
+	Bridge_List_FullMethodName                  = "/zkbridge.v1.Bridge/List"
+	Bridge_Put_FullMethodName                   = "/zkbridge.v1.Bridge/Put"
+	Bridge_Delete_FullMethodName                = "/zkbridge.v1.Bridge/Delete"
+	Bridge_Status_FullMethodName                = "/zkbridge.v1.Bridge/Status"
+	Bridge_AddVoter_FullMethodName              = "/zkbridge.v1.Bridge/AddVoter"
+	Bridge_AddObserver_FullMethodName           = "/zkbridge.v1.Bridge/AddObserver"
+	Bridge_RemoveVoter_FullMethodName           = "/zkbridge.v1.Bridge/RemoveVoter"
+	Bridge_TransferLeader_FullMethodName        = "/zkbridge.v1.Bridge/TransferLeader"
 )
 
 // BridgeClient is the client API for Bridge service.
@@ -65,6 +67,19 @@ type BridgeClient interface {
 	// Deregister ends a lease at once: its znodes are deleted and ZooKeeper
 	// watches fire.
 	Deregister(ctx context.Context, in *DeregisterRequest, opts ...grpc.CallOption) (*DeregisterResponse, error)
+	// FetchMetadata streams every committed change under the prefixes, in
+	// order, none skipped and none merged: creates, data and ACL changes,
+	// deletes (those of an expired session or lease too), including changes
+	// made through the ZooKeeper port. offset = the transaction's zxid. A
+	// from_offset older than the retained change log is OUT_OF_RANGE with an
+	// OffsetCompacted detail naming the oldest retained offset: take a
+	// FetchMetadataSnapshot and resume from its offset + 1. Any node serves
+	// it; it first catches up with the leader, so a stream resumed on another
+	// node never goes back.
+	FetchMetadata(ctx context.Context, in *FetchMetadataRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchMetadataResponse], error)
+	// FetchMetadataSnapshot streams a consistent image of the subtrees at one
+	// offset, in chunks (the server never holds the whole tree).
+	FetchMetadataSnapshot(ctx context.Context, in *FetchMetadataSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchMetadataSnapshotResponse], error)
 	// AllocateID reserves a contiguous block [first, last] from a counter
 	// znode holding an 8-byte big-endian long (Curator's DistributedAtomicLong
 	// format, so ZooKeeper-mode code incrementing the same counter never gets
@@ -140,6 +155,44 @@ func (c *bridgeClient) Deregister(ctx context.Context, in *DeregisterRequest, op
 	}
 	return out, nil
 }
+
+func (c *bridgeClient) FetchMetadata(ctx context.Context, in *FetchMetadataRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchMetadataResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Bridge_ServiceDesc.Streams[1], Bridge_FetchMetadata_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchMetadataRequest, FetchMetadataResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_FetchMetadataClient = grpc.ServerStreamingClient[FetchMetadataResponse]
+
+func (c *bridgeClient) FetchMetadataSnapshot(ctx context.Context, in *FetchMetadataSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchMetadataSnapshotResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Bridge_ServiceDesc.Streams[2], Bridge_FetchMetadataSnapshot_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchMetadataSnapshotRequest, FetchMetadataSnapshotResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_FetchMetadataSnapshotClient = grpc.ServerStreamingClient[FetchMetadataSnapshotResponse]
 
 func (c *bridgeClient) AllocateID(ctx context.Context, in *AllocateIDRequest, opts ...grpc.CallOption) (*AllocateIDResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -262,6 +315,19 @@ type BridgeServer interface {
 	// Deregister ends a lease at once: its znodes are deleted and ZooKeeper
 	// watches fire.
 	Deregister(context.Context, *DeregisterRequest) (*DeregisterResponse, error)
+	// FetchMetadata streams every committed change under the prefixes, in
+	// order, none skipped and none merged: creates, data and ACL changes,
+	// deletes (those of an expired session or lease too), including changes
+	// made through the ZooKeeper port. offset = the transaction's zxid. A
+	// from_offset older than the retained change log is OUT_OF_RANGE with an
+	// OffsetCompacted detail naming the oldest retained offset: take a
+	// FetchMetadataSnapshot and resume from its offset + 1. Any node serves
+	// it; it first catches up with the leader, so a stream resumed on another
+	// node never goes back.
+	FetchMetadata(*FetchMetadataRequest, grpc.ServerStreamingServer[FetchMetadataResponse]) error
+	// FetchMetadataSnapshot streams a consistent image of the subtrees at one
+	// offset, in chunks (the server never holds the whole tree).
+	FetchMetadataSnapshot(*FetchMetadataSnapshotRequest, grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]) error
 	// AllocateID reserves a contiguous block [first, last] from a counter
 	// znode holding an 8-byte big-endian long (Curator's DistributedAtomicLong
 	// format, so ZooKeeper-mode code incrementing the same counter never gets
@@ -306,6 +372,12 @@ func (UnimplementedBridgeServer) KeepAlive(grpc.BidiStreamingServer[HeartbeatReq
 }
 func (UnimplementedBridgeServer) Deregister(context.Context, *DeregisterRequest) (*DeregisterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Deregister not implemented")
+}
+func (UnimplementedBridgeServer) FetchMetadata(*FetchMetadataRequest, grpc.ServerStreamingServer[FetchMetadataResponse]) error {
+	return status.Error(codes.Unimplemented, "method FetchMetadata not implemented")
+}
+func (UnimplementedBridgeServer) FetchMetadataSnapshot(*FetchMetadataSnapshotRequest, grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]) error {
+	return status.Error(codes.Unimplemented, "method FetchMetadataSnapshot not implemented")
 }
 func (UnimplementedBridgeServer) AllocateID(context.Context, *AllocateIDRequest) (*AllocateIDResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AllocateID not implemented")
@@ -418,6 +490,28 @@ func _Bridge_Deregister_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _Bridge_FetchMetadata_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FetchMetadataRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(BridgeServer).FetchMetadata(m, &grpc.GenericServerStream[FetchMetadataRequest, FetchMetadataResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_FetchMetadataServer = grpc.ServerStreamingServer[FetchMetadataResponse]
+
+func _Bridge_FetchMetadataSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FetchMetadataSnapshotRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(BridgeServer).FetchMetadataSnapshot(m, &grpc.GenericServerStream[FetchMetadataSnapshotRequest, FetchMetadataSnapshotResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_FetchMetadataSnapshotServer = grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]
 
 func _Bridge_AllocateID_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AllocateIDRequest)
@@ -665,6 +759,16 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Bridge_KeepAlive_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "FetchMetadata",
+			Handler:       _Bridge_FetchMetadata_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "FetchMetadataSnapshot",
+			Handler:       _Bridge_FetchMetadataSnapshot_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "zkbridge/v1/bridge.proto",

@@ -331,3 +331,60 @@ func TestNativeLeasesAreSessions(t *testing.T) {
 		t.Fatalf("fluss registration: %+v %v", fl, err)
 	}
 }
+
+// A cutover to native refuses the ZooKeeper-mode writer (NoAuth, counted)
+// and keeps the native writer; zk lifts it; read-only refuses both.
+func TestNativeCutoverFencesZooKeeperWriters(t *testing.T) {
+	s, nc, zc := startNativeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range []string{"/fluss", "/fluss/tables"} {
+		if _, err := zc.Create(p, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := nc.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "/fluss", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_NATIVE}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.Set("/fluss/tables", []byte("stale"), -1); !errors.Is(err, gozk.ErrNoAuth) {
+		t.Fatalf("ZooKeeper-mode write under a native subtree: %v, want NoAuth", err)
+	}
+	if _, err := zc.Create("/fluss/tables/t1", nil, 0, gozk.WorldACL(gozk.PermAll)); !errors.Is(err, gozk.ErrNoAuth) {
+		t.Fatalf("ZooKeeper-mode create under a native subtree: %v, want NoAuth", err)
+	}
+	if _, err := nc.Put(ctx, &zkbridgev1.PutRequest{Path: "/fluss/tables", Data: []byte("native"), ExpectedVersion: -1}); err != nil {
+		t.Fatalf("native write under a native subtree: %v", err)
+	}
+	if data, _, err := zc.Get("/fluss/tables"); err != nil || string(data) != "native" {
+		t.Fatalf("ZooKeeper-mode read under a native subtree: %q %v", data, err)
+	}
+	if _, err := zc.Create("/elsewhere", nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatalf("ZooKeeper-mode write outside the subtree: %v", err)
+	}
+	var fenced float64
+	s.zk.Gauges(func(name, _ string, v float64) {
+		if name == "zkbridge_cutover_fenced_writes" {
+			fenced = v
+		}
+	})
+	if fenced != 2 {
+		t.Fatalf("fenced writes counted %v, want 2", fenced)
+	}
+	ls, err := nc.ListCutoverPolicies(ctx, &zkbridgev1.ListCutoverPoliciesRequest{})
+	if err != nil || len(ls.Policies) != 1 || ls.Policies[0].Subtree != "/fluss" || ls.Policies[0].Mode != zkbridgev1.CutoverMode_CUTOVER_MODE_NATIVE {
+		t.Fatalf("policies %+v %v", ls, err)
+	}
+	if _, err := nc.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "/fluss", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_READ_ONLY}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = nc.Put(ctx, &zkbridgev1.PutRequest{Path: "/fluss/tables", ExpectedVersion: -1})
+	wantCode(t, "native write under read-only", err, codes.PermissionDenied)
+	if _, err := nc.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "/fluss", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_ZK}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.Set("/fluss/tables", []byte("zk again"), -1); err != nil {
+		t.Fatalf("ZooKeeper-mode write after the policy is lifted: %v", err)
+	}
+	_, err = nc.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "fluss", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_NATIVE})
+	wantCode(t, "a relative subtree", err, codes.InvalidArgument)
+}

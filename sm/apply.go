@@ -23,6 +23,12 @@ type applier struct {
 	sizes TreeStats
 	// zxidBase is the base in force after this entry (SetZxidBase changes it).
 	zxidBase int64
+	// policies caches the cutover policies for the batch (cutover.go);
+	// policiesRead says whether it was read.
+	policies     []CutoverPolicy
+	policiesRead bool
+	// fenced is set when a cutover policy refused a write of this entry.
+	fenced bool
 }
 
 func validPath(p string) bool { return zkproto.ValidatePath(p) == nil }
@@ -127,6 +133,9 @@ func (a *applier) create(o *Create) (string, *zkproto.Stat, zkproto.ErrCode, err
 	if kind == kindEphemeral && a.hdr.Session == 0 {
 		return "", nil, zkproto.ErrEphemeralOnLocalSession, nil
 	}
+	if code, err := a.fence(o.Path); code != zkproto.ErrOK || err != nil {
+		return "", nil, code, err
+	}
 	parentPath, ok := parentOf(o.Path)
 	if !ok {
 		return "", nil, zkproto.ErrBadArguments, nil
@@ -207,6 +216,9 @@ func (a *applier) delete(o *Delete) (zkproto.ErrCode, error) {
 	if !ok || zkproto.IsSpecialPath(o.Path) {
 		return zkproto.ErrBadArguments, nil
 	}
+	if code, err := a.fence(o.Path); code != zkproto.ErrOK || err != nil {
+		return code, err
+	}
 	parent, err := a.t.node(parentPath)
 	if err != nil {
 		return 0, err
@@ -273,6 +285,9 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	if !validPath(o.Path) {
 		return nil, zkproto.ErrBadArguments, nil
 	}
+	if code, err := a.fence(o.Path); code != zkproto.ErrOK || err != nil {
+		return nil, code, err
+	}
 	n, err := a.t.node(o.Path)
 	if err != nil {
 		return nil, 0, err
@@ -308,6 +323,9 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 func (a *applier) setACL(o *SetACL) (*zkproto.Stat, zkproto.ErrCode, error) {
 	if !validPath(o.Path) {
 		return nil, zkproto.ErrBadArguments, nil
+	}
+	if code, err := a.fence(o.Path); code != zkproto.ErrOK || err != nil {
+		return nil, code, err
 	}
 	acl, code := fixupACL(o.ACL, a.hdr.Auth)
 	if code != zkproto.ErrOK {

@@ -60,6 +60,7 @@ const (
 	kindTouchSessions   opKind = 14
 	kindRegisterReplica opKind = 15
 	kindConfigChanged   opKind = 16
+	kindSetCutover      opKind = 17
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -184,6 +185,7 @@ func (*Rejected) kind() opKind        { return kindRejected }
 func (*TouchSessions) kind() opKind   { return kindTouchSessions }
 func (*RegisterReplica) kind() opKind { return kindRegisterReplica }
 func (*ConfigChanged) kind() opKind   { return kindConfigChanged }
+func (*SetCutover) kind() opKind      { return kindSetCutover }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -282,6 +284,9 @@ func encodeOp(e *enc, op Op, top bool) {
 		encodeReplica(e, &o.Replica)
 	case *ConfigChanged:
 		encodeOrder(e, o.Order)
+	case *SetCutover:
+		e.str(o.Path)
+		e.u8(byte(o.Mode))
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -416,6 +421,8 @@ func decodeOp(d *dec, top bool) Op {
 		return &RegisterReplica{Replica: decodeReplica(d)}
 	case kindConfigChanged:
 		return &ConfigChanged{Order: decodeOrder(d)}
+	case kindSetCutover:
+		return &SetCutover{Path: d.str(), Mode: CutoverMode(d.u8())}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

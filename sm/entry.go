@@ -37,6 +37,8 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		err = a.registerReplica(o, res)
 	case *ConfigChanged:
 		a.configChanged(o, res)
+	case *SetCutover:
+		res.Err, err = a.setCutover(o)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -44,6 +44,9 @@ type Result struct {
 	// DirectoryChanged marks a RegisterReplica: nodes re-render
 	// /zookeeper/config with the new addresses. Not part of Encode.
 	DirectoryChanged bool
+	// Fenced marks a write refused by a cutover policy (NoAuth): the
+	// ZooKeeper door counts and logs it. Encoded only when set.
+	Fenced bool
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the
@@ -86,6 +89,9 @@ func (r *Result) Encode() []byte {
 		e.str(o.Path)
 		encodeStatPtr(e, o.Stat)
 	}
+	if r.Fenced { // appended only when set: other results encode as before
+		e.boolean(true)
+	}
 	return e.b
 }
 
@@ -108,6 +114,9 @@ func DecodeResult(b []byte) (*Result, error) {
 		o := OpResult{Type: zkproto.OpCode(d.i32()), Err: zkproto.ErrCode(d.i32()), Path: d.str()}
 		o.Stat = decodeStatPtr(d)
 		r.Ops = append(r.Ops, o)
+	}
+	if d.err == nil && len(d.b) > 0 {
+		r.Fenced = d.boolean()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("sm: decode result: %w", err)

@@ -359,7 +359,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Result, error) {
 	a.index = e.Index
 	a.zxid = a.zxidBase + int64(e.Index)
-	a.events, a.changes, a.sizes = nil, nil, TreeStats{}
+	a.events, a.changes, a.sizes, a.fenced = nil, nil, TreeStats{}, false
 	if len(e.Cmd) == 0 {
 		return &Result{Index: e.Index, Zxid: a.zxid}, nil
 	}
@@ -375,6 +375,7 @@ func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Resu
 	if err != nil {
 		return nil, err
 	}
+	res.Fenced = a.fenced
 	if len(a.changes) > 0 {
 		rec := (&ChangeRecord{Zxid: res.Zxid, Time: cmd.Time, Changes: a.changes}).encode()
 		a.t.set(logKey(res.Zxid), rec)

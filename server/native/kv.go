@@ -98,12 +98,16 @@ func (s *Server) List(ctx context.Context, r *zkbridgev1.ListRequest) (*zkbridge
 	return &zkbridgev1.ListResponse{Children: names, Stat: statOf(st), Zxid: zxid}, nil
 }
 
+// nativeAuth marks a write as the native API's: cutover policies in mode
+// native admit only these (sm.NativeOrigin).
+var nativeAuth = []zkproto.Id{sm.NativeOrigin}
+
 // propose proposes a write without a session and maps its outcome.
 func (s *Server) propose(op sm.Op) (*sm.Result, error) {
 	if err := s.serving(); err != nil {
 		return nil, err
 	}
-	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: op})
+	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli(), Auth: nativeAuth}, Op: op})
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 		return nil, codeOf("register (lease)", path, err)
 	}
 	res, err := s.node.ProposeSync(&sm.Command{
-		Header: sm.Header{Session: id, Conn: conn, Seq: 1, Time: time.Now().UnixMilli()},
+		Header: sm.Header{Session: id, Conn: conn, Seq: 1, Time: time.Now().UnixMilli(), Auth: nativeAuth},
 		Op:     &sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
 	})
 	if err == nil && res.Err != zkproto.ErrOK {

@@ -50,6 +50,9 @@ type conn struct {
 	in *bufio.Reader
 	// readOnly marks a connection admitted by a read-only node.
 	readOnly atomic.Bool
+	// fencedLogged: a write of this connection was refused by a cutover
+	// policy and logged (once per connection).
+	fencedLogged atomic.Bool
 
 	// pending holds requests not yet answered, in request order, and the
 	// watch events that must follow replies already computed (deliver).

@@ -195,6 +195,7 @@ func (s *Server) monitorValues() []monitorValue {
 	integer("zk_global_sessions", "sessions", int64(s.node.SessionCount()))
 	integer("zk_local_sessions", "local sessions (never used by zkbridge)", 0)
 	integer("zk_auth_failed_count", "failed authentications", s.metrics.authFailed.Load())
+	integer("zkbridge_cutover_fenced_writes", "ZooKeeper-port writes refused by a cutover policy", s.metrics.fencedWrites.Load())
 	integer("zk_connection_drop_probability", "always 0", 0)
 	integer("zk_last_client_response_size", "bytes of the last reply or notification (-1 before any)", s.metrics.respLast.Load())
 	integer("zk_max_client_response_size", "largest reply or notification, bytes", s.metrics.respMax.Load())

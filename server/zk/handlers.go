@@ -239,6 +239,13 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 			c.abort()
 			return
 		}
+		if res.Fenced {
+			c.srv.metrics.fencedWrites.Add(1)
+			if !c.fencedLogged.Swap(true) {
+				c.log.Warn().Str("session", sessionHex(c.sessionID())).Str("op", h.Type.String()).
+					Msg("write refused by a cutover policy (NoAuth): this ZooKeeper-mode client writes a subtree moved to the native API; logged once per connection")
+			}
+		}
 		c.complete(p, writeReply(h, res), closeAfter)
 	})
 }

@@ -13,6 +13,7 @@ type metrics struct {
 	packetsSent     atomic.Int64
 	outstanding     atomic.Int64
 	authFailed      atomic.Int64
+	fencedWrites    atomic.Int64 // refused by a cutover policy
 
 	respLast, respMin, respMax atomic.Int64 // client response sizes, bytes
 

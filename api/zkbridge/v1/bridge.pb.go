@@ -91,6 +91,55 @@ func (ChangeType) EnumDescriptor() ([]byte, []int) {
 	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{0}
 }
 
+type CutoverMode int32
+
+const (
+	CutoverMode_CUTOVER_MODE_ZK        CutoverMode = 0
+	CutoverMode_CUTOVER_MODE_NATIVE    CutoverMode = 1
+	CutoverMode_CUTOVER_MODE_READ_ONLY CutoverMode = 2
+)
+
+// Enum value maps for CutoverMode.
+var (
+	CutoverMode_name = map[int32]string{
+		0: "CUTOVER_MODE_ZK",
+		1: "CUTOVER_MODE_NATIVE",
+		2: "CUTOVER_MODE_READ_ONLY",
+	}
+	CutoverMode_value = map[string]int32{
+		"CUTOVER_MODE_ZK":        0,
+		"CUTOVER_MODE_NATIVE":    1,
+		"CUTOVER_MODE_READ_ONLY": 2,
+	}
+)
+
+func (x CutoverMode) Enum() *CutoverMode {
+	p := new(CutoverMode)
+	*p = x
+	return p
+}
+
+func (x CutoverMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CutoverMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_zkbridge_v1_bridge_proto_enumTypes[1].Descriptor()
+}
+
+func (CutoverMode) Type() protoreflect.EnumType {
+	return &file_zkbridge_v1_bridge_proto_enumTypes[1]
+}
+
+func (x CutoverMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CutoverMode.Descriptor instead.
+func (CutoverMode) EnumDescriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{1}
+}
+
 // Stat is a znode's stat, in ZooKeeper's words.
 type Stat struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -2207,6 +2256,242 @@ func (x *SnapshotNode) GetStat() *Stat {
 	return nil
 }
 
+type SetCutoverPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Subtree       string                 `protobuf:"bytes,2,opt,name=subtree,proto3" json:"subtree,omitempty"`
+	Mode          CutoverMode            `protobuf:"varint,3,opt,name=mode,proto3,enum=zkbridge.v1.CutoverMode" json:"mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCutoverPolicyRequest) Reset() {
+	*x = SetCutoverPolicyRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCutoverPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCutoverPolicyRequest) ProtoMessage() {}
+
+func (x *SetCutoverPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCutoverPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetCutoverPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *SetCutoverPolicyRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *SetCutoverPolicyRequest) GetSubtree() string {
+	if x != nil {
+		return x.Subtree
+	}
+	return ""
+}
+
+func (x *SetCutoverPolicyRequest) GetMode() CutoverMode {
+	if x != nil {
+		return x.Mode
+	}
+	return CutoverMode_CUTOVER_MODE_ZK
+}
+
+type SetCutoverPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCutoverPolicyResponse) Reset() {
+	*x = SetCutoverPolicyResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCutoverPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCutoverPolicyResponse) ProtoMessage() {}
+
+func (x *SetCutoverPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCutoverPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetCutoverPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{35}
+}
+
+type ListCutoverPoliciesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCutoverPoliciesRequest) Reset() {
+	*x = ListCutoverPoliciesRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCutoverPoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCutoverPoliciesRequest) ProtoMessage() {}
+
+func (x *ListCutoverPoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCutoverPoliciesRequest.ProtoReflect.Descriptor instead.
+func (*ListCutoverPoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ListCutoverPoliciesRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+type CutoverPolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subtree       string                 `protobuf:"bytes,1,opt,name=subtree,proto3" json:"subtree,omitempty"`
+	Mode          CutoverMode            `protobuf:"varint,2,opt,name=mode,proto3,enum=zkbridge.v1.CutoverMode" json:"mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CutoverPolicy) Reset() {
+	*x = CutoverPolicy{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CutoverPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CutoverPolicy) ProtoMessage() {}
+
+func (x *CutoverPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CutoverPolicy.ProtoReflect.Descriptor instead.
+func (*CutoverPolicy) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CutoverPolicy) GetSubtree() string {
+	if x != nil {
+		return x.Subtree
+	}
+	return ""
+}
+
+func (x *CutoverPolicy) GetMode() CutoverMode {
+	if x != nil {
+		return x.Mode
+	}
+	return CutoverMode_CUTOVER_MODE_ZK
+}
+
+type ListCutoverPoliciesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policies      []*CutoverPolicy       `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCutoverPoliciesResponse) Reset() {
+	*x = ListCutoverPoliciesResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCutoverPoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCutoverPoliciesResponse) ProtoMessage() {}
+
+func (x *ListCutoverPoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCutoverPoliciesResponse.ProtoReflect.Descriptor instead.
+func (*ListCutoverPoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListCutoverPoliciesResponse) GetPolicies() []*CutoverPolicy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
 var File_zkbridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_zkbridge_v1_bridge_proto_rawDesc = "" +
@@ -2368,7 +2653,19 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\fSnapshotNode\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
-	"\x04stat\x18\x03 \x01(\v2\x11.zkbridge.v1.StatR\x04stat*\xc7\x01\n" +
+	"\x04stat\x18\x03 \x01(\v2\x11.zkbridge.v1.StatR\x04stat\"y\n" +
+	"\x17SetCutoverPolicyRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x18\n" +
+	"\asubtree\x18\x02 \x01(\tR\asubtree\x12,\n" +
+	"\x04mode\x18\x03 \x01(\x0e2\x18.zkbridge.v1.CutoverModeR\x04mode\"\x1a\n" +
+	"\x18SetCutoverPolicyResponse\"4\n" +
+	"\x1aListCutoverPoliciesRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"W\n" +
+	"\rCutoverPolicy\x12\x18\n" +
+	"\asubtree\x18\x01 \x01(\tR\asubtree\x12,\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x18.zkbridge.v1.CutoverModeR\x04mode\"U\n" +
+	"\x1bListCutoverPoliciesResponse\x126\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x1a.zkbridge.v1.CutoverPolicyR\bpolicies*\xc7\x01\n" +
 	"\n" +
 	"ChangeType\x12\x1b\n" +
 	"\x17CHANGE_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2377,7 +2674,11 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\x10CHANGE_TYPE_DATA\x10\x03\x12\x13\n" +
 	"\x0fCHANGE_TYPE_ACL\x10\x04\x12\x1f\n" +
 	"\x1bCHANGE_TYPE_SESSION_CREATED\x10\x05\x12\x1e\n" +
-	"\x1aCHANGE_TYPE_SESSION_CLOSED\x10\x062\xd2\t\n" +
+	"\x1aCHANGE_TYPE_SESSION_CLOSED\x10\x06*W\n" +
+	"\vCutoverMode\x12\x13\n" +
+	"\x0fCUTOVER_MODE_ZK\x10\x00\x12\x17\n" +
+	"\x13CUTOVER_MODE_NATIVE\x10\x01\x12\x1a\n" +
+	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\x9d\v\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
@@ -2391,7 +2692,9 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\x03Get\x12\x17.zkbridge.v1.GetRequest\x1a\x18.zkbridge.v1.GetResponse\x12;\n" +
 	"\x04List\x12\x18.zkbridge.v1.ListRequest\x1a\x19.zkbridge.v1.ListResponse\x128\n" +
 	"\x03Put\x12\x17.zkbridge.v1.PutRequest\x1a\x18.zkbridge.v1.PutResponse\x12A\n" +
-	"\x06Delete\x12\x1a.zkbridge.v1.DeleteRequest\x1a\x1b.zkbridge.v1.DeleteResponse\x12A\n" +
+	"\x06Delete\x12\x1a.zkbridge.v1.DeleteRequest\x1a\x1b.zkbridge.v1.DeleteResponse\x12_\n" +
+	"\x10SetCutoverPolicy\x12$.zkbridge.v1.SetCutoverPolicyRequest\x1a%.zkbridge.v1.SetCutoverPolicyResponse\x12h\n" +
+	"\x13ListCutoverPolicies\x12'.zkbridge.v1.ListCutoverPoliciesRequest\x1a(.zkbridge.v1.ListCutoverPoliciesResponse\x12A\n" +
 	"\x06Status\x12\x1a.zkbridge.v1.StatusRequest\x1a\x1b.zkbridge.v1.StatusResponse\x12J\n" +
 	"\bAddVoter\x12\x1d.zkbridge.v1.AddMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12M\n" +
 	"\vAddObserver\x12\x1d.zkbridge.v1.AddMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12P\n" +
@@ -2410,95 +2713,108 @@ func file_zkbridge_v1_bridge_proto_rawDescGZIP() []byte {
 	return file_zkbridge_v1_bridge_proto_rawDescData
 }
 
-var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(ChangeType)(0),                       // 0: zkbridge.v1.ChangeType
-	(*Stat)(nil),                          // 1: zkbridge.v1.Stat
-	(*RegisterRequest)(nil),               // 2: zkbridge.v1.RegisterRequest
-	(*RegisterResponse)(nil),              // 3: zkbridge.v1.RegisterResponse
-	(*Lease)(nil),                         // 4: zkbridge.v1.Lease
-	(*RegisterConflict)(nil),              // 5: zkbridge.v1.RegisterConflict
-	(*HeartbeatRequest)(nil),              // 6: zkbridge.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),             // 7: zkbridge.v1.HeartbeatResponse
-	(*DeregisterRequest)(nil),             // 8: zkbridge.v1.DeregisterRequest
-	(*DeregisterResponse)(nil),            // 9: zkbridge.v1.DeregisterResponse
-	(*AllocateIDRequest)(nil),             // 10: zkbridge.v1.AllocateIDRequest
-	(*AllocateIDResponse)(nil),            // 11: zkbridge.v1.AllocateIDResponse
-	(*GetRequest)(nil),                    // 12: zkbridge.v1.GetRequest
-	(*GetResponse)(nil),                   // 13: zkbridge.v1.GetResponse
-	(*ListRequest)(nil),                   // 14: zkbridge.v1.ListRequest
-	(*ListResponse)(nil),                  // 15: zkbridge.v1.ListResponse
-	(*PutRequest)(nil),                    // 16: zkbridge.v1.PutRequest
-	(*PutResponse)(nil),                   // 17: zkbridge.v1.PutResponse
-	(*DeleteRequest)(nil),                 // 18: zkbridge.v1.DeleteRequest
-	(*DeleteResponse)(nil),                // 19: zkbridge.v1.DeleteResponse
-	(*StatusRequest)(nil),                 // 20: zkbridge.v1.StatusRequest
-	(*StatusResponse)(nil),                // 21: zkbridge.v1.StatusResponse
-	(*ReplicaStatus)(nil),                 // 22: zkbridge.v1.ReplicaStatus
-	(*AddMemberRequest)(nil),              // 23: zkbridge.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),           // 24: zkbridge.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),         // 25: zkbridge.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),            // 26: zkbridge.v1.MembershipResponse
-	(*FetchMetadataRequest)(nil),          // 27: zkbridge.v1.FetchMetadataRequest
-	(*FetchMetadataResponse)(nil),         // 28: zkbridge.v1.FetchMetadataResponse
-	(*ChangeRecord)(nil),                  // 29: zkbridge.v1.ChangeRecord
-	(*Change)(nil),                        // 30: zkbridge.v1.Change
-	(*OffsetCompacted)(nil),               // 31: zkbridge.v1.OffsetCompacted
-	(*FetchMetadataSnapshotRequest)(nil),  // 32: zkbridge.v1.FetchMetadataSnapshotRequest
-	(*FetchMetadataSnapshotResponse)(nil), // 33: zkbridge.v1.FetchMetadataSnapshotResponse
-	(*SnapshotNode)(nil),                  // 34: zkbridge.v1.SnapshotNode
+	(CutoverMode)(0),                      // 1: zkbridge.v1.CutoverMode
+	(*Stat)(nil),                          // 2: zkbridge.v1.Stat
+	(*RegisterRequest)(nil),               // 3: zkbridge.v1.RegisterRequest
+	(*RegisterResponse)(nil),              // 4: zkbridge.v1.RegisterResponse
+	(*Lease)(nil),                         // 5: zkbridge.v1.Lease
+	(*RegisterConflict)(nil),              // 6: zkbridge.v1.RegisterConflict
+	(*HeartbeatRequest)(nil),              // 7: zkbridge.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),             // 8: zkbridge.v1.HeartbeatResponse
+	(*DeregisterRequest)(nil),             // 9: zkbridge.v1.DeregisterRequest
+	(*DeregisterResponse)(nil),            // 10: zkbridge.v1.DeregisterResponse
+	(*AllocateIDRequest)(nil),             // 11: zkbridge.v1.AllocateIDRequest
+	(*AllocateIDResponse)(nil),            // 12: zkbridge.v1.AllocateIDResponse
+	(*GetRequest)(nil),                    // 13: zkbridge.v1.GetRequest
+	(*GetResponse)(nil),                   // 14: zkbridge.v1.GetResponse
+	(*ListRequest)(nil),                   // 15: zkbridge.v1.ListRequest
+	(*ListResponse)(nil),                  // 16: zkbridge.v1.ListResponse
+	(*PutRequest)(nil),                    // 17: zkbridge.v1.PutRequest
+	(*PutResponse)(nil),                   // 18: zkbridge.v1.PutResponse
+	(*DeleteRequest)(nil),                 // 19: zkbridge.v1.DeleteRequest
+	(*DeleteResponse)(nil),                // 20: zkbridge.v1.DeleteResponse
+	(*StatusRequest)(nil),                 // 21: zkbridge.v1.StatusRequest
+	(*StatusResponse)(nil),                // 22: zkbridge.v1.StatusResponse
+	(*ReplicaStatus)(nil),                 // 23: zkbridge.v1.ReplicaStatus
+	(*AddMemberRequest)(nil),              // 24: zkbridge.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),           // 25: zkbridge.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),         // 26: zkbridge.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),            // 27: zkbridge.v1.MembershipResponse
+	(*FetchMetadataRequest)(nil),          // 28: zkbridge.v1.FetchMetadataRequest
+	(*FetchMetadataResponse)(nil),         // 29: zkbridge.v1.FetchMetadataResponse
+	(*ChangeRecord)(nil),                  // 30: zkbridge.v1.ChangeRecord
+	(*Change)(nil),                        // 31: zkbridge.v1.Change
+	(*OffsetCompacted)(nil),               // 32: zkbridge.v1.OffsetCompacted
+	(*FetchMetadataSnapshotRequest)(nil),  // 33: zkbridge.v1.FetchMetadataSnapshotRequest
+	(*FetchMetadataSnapshotResponse)(nil), // 34: zkbridge.v1.FetchMetadataSnapshotResponse
+	(*SnapshotNode)(nil),                  // 35: zkbridge.v1.SnapshotNode
+	(*SetCutoverPolicyRequest)(nil),       // 36: zkbridge.v1.SetCutoverPolicyRequest
+	(*SetCutoverPolicyResponse)(nil),      // 37: zkbridge.v1.SetCutoverPolicyResponse
+	(*ListCutoverPoliciesRequest)(nil),    // 38: zkbridge.v1.ListCutoverPoliciesRequest
+	(*CutoverPolicy)(nil),                 // 39: zkbridge.v1.CutoverPolicy
+	(*ListCutoverPoliciesResponse)(nil),   // 40: zkbridge.v1.ListCutoverPoliciesResponse
 }
 var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
-	4,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
-	4,  // 1: zkbridge.v1.DeregisterRequest.lease:type_name -> zkbridge.v1.Lease
-	1,  // 2: zkbridge.v1.GetResponse.stat:type_name -> zkbridge.v1.Stat
-	1,  // 3: zkbridge.v1.ListResponse.stat:type_name -> zkbridge.v1.Stat
-	1,  // 4: zkbridge.v1.PutResponse.stat:type_name -> zkbridge.v1.Stat
-	22, // 5: zkbridge.v1.StatusResponse.replicas:type_name -> zkbridge.v1.ReplicaStatus
-	29, // 6: zkbridge.v1.FetchMetadataResponse.records:type_name -> zkbridge.v1.ChangeRecord
-	30, // 7: zkbridge.v1.ChangeRecord.changes:type_name -> zkbridge.v1.Change
+	5,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
+	5,  // 1: zkbridge.v1.DeregisterRequest.lease:type_name -> zkbridge.v1.Lease
+	2,  // 2: zkbridge.v1.GetResponse.stat:type_name -> zkbridge.v1.Stat
+	2,  // 3: zkbridge.v1.ListResponse.stat:type_name -> zkbridge.v1.Stat
+	2,  // 4: zkbridge.v1.PutResponse.stat:type_name -> zkbridge.v1.Stat
+	23, // 5: zkbridge.v1.StatusResponse.replicas:type_name -> zkbridge.v1.ReplicaStatus
+	30, // 6: zkbridge.v1.FetchMetadataResponse.records:type_name -> zkbridge.v1.ChangeRecord
+	31, // 7: zkbridge.v1.ChangeRecord.changes:type_name -> zkbridge.v1.Change
 	0,  // 8: zkbridge.v1.Change.type:type_name -> zkbridge.v1.ChangeType
-	1,  // 9: zkbridge.v1.Change.stat:type_name -> zkbridge.v1.Stat
-	34, // 10: zkbridge.v1.FetchMetadataSnapshotResponse.nodes:type_name -> zkbridge.v1.SnapshotNode
-	1,  // 11: zkbridge.v1.SnapshotNode.stat:type_name -> zkbridge.v1.Stat
-	2,  // 12: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
-	6,  // 13: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
-	6,  // 14: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
-	8,  // 15: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
-	27, // 16: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
-	32, // 17: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
-	10, // 18: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
-	12, // 19: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
-	14, // 20: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
-	16, // 21: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
-	18, // 22: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
-	20, // 23: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
-	23, // 24: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
-	23, // 25: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
-	24, // 26: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
-	25, // 27: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
-	3,  // 28: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
-	7,  // 29: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
-	7,  // 30: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
-	9,  // 31: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
-	28, // 32: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
-	33, // 33: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
-	11, // 34: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
-	13, // 35: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
-	15, // 36: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
-	17, // 37: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
-	19, // 38: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
-	21, // 39: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
-	26, // 40: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
-	26, // 41: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
-	26, // 42: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
-	26, // 43: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
-	28, // [28:44] is the sub-list for method output_type
-	12, // [12:28] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	2,  // 9: zkbridge.v1.Change.stat:type_name -> zkbridge.v1.Stat
+	35, // 10: zkbridge.v1.FetchMetadataSnapshotResponse.nodes:type_name -> zkbridge.v1.SnapshotNode
+	2,  // 11: zkbridge.v1.SnapshotNode.stat:type_name -> zkbridge.v1.Stat
+	1,  // 12: zkbridge.v1.SetCutoverPolicyRequest.mode:type_name -> zkbridge.v1.CutoverMode
+	1,  // 13: zkbridge.v1.CutoverPolicy.mode:type_name -> zkbridge.v1.CutoverMode
+	39, // 14: zkbridge.v1.ListCutoverPoliciesResponse.policies:type_name -> zkbridge.v1.CutoverPolicy
+	3,  // 15: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
+	7,  // 16: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
+	7,  // 17: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
+	9,  // 18: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
+	28, // 19: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
+	33, // 20: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
+	11, // 21: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
+	13, // 22: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
+	15, // 23: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
+	17, // 24: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
+	19, // 25: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
+	36, // 26: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
+	38, // 27: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
+	21, // 28: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
+	24, // 29: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
+	24, // 30: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
+	25, // 31: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
+	26, // 32: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
+	4,  // 33: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
+	8,  // 34: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
+	8,  // 35: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
+	10, // 36: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
+	29, // 37: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
+	34, // 38: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
+	12, // 39: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
+	14, // 40: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
+	16, // 41: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
+	18, // 42: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
+	20, // 43: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
+	37, // 44: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
+	40, // 45: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
+	22, // 46: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
+	27, // 47: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 48: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
+	27, // 49: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 50: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
+	33, // [33:51] is the sub-list for method output_type
+	15, // [15:33] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_zkbridge_v1_bridge_proto_init() }
@@ -2512,8 +2828,8 @@ func file_zkbridge_v1_bridge_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkbridge_v1_bridge_proto_rawDesc), len(file_zkbridge_v1_bridge_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   34,
+			NumEnums:      2,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

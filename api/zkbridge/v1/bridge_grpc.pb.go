@@ -39,6 +39,8 @@ const (
 	Bridge_List_FullMethodName                  = "/zkbridge.v1.Bridge/List"
 	Bridge_Put_FullMethodName                   = "/zkbridge.v1.Bridge/Put"
 	Bridge_Delete_FullMethodName                = "/zkbridge.v1.Bridge/Delete"
+	Bridge_SetCutoverPolicy_FullMethodName      = "/zkbridge.v1.Bridge/SetCutoverPolicy"
+	Bridge_ListCutoverPolicies_FullMethodName   = "/zkbridge.v1.Bridge/ListCutoverPolicies"
 	Bridge_Status_FullMethodName                = "/zkbridge.v1.Bridge/Status"
 	Bridge_AddVoter_FullMethodName              = "/zkbridge.v1.Bridge/AddVoter"
 	Bridge_AddObserver_FullMethodName           = "/zkbridge.v1.Bridge/AddObserver"
@@ -97,6 +99,14 @@ type BridgeClient interface {
 	Put(ctx context.Context, in *PutRequest, opts ...grpc.CallOption) (*PutResponse, error)
 	// Delete removes a znode (with no children) at expected_version (-1: any).
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*DeleteResponse, error)
+	// SetCutoverPolicy sets who may write under a subtree: zk (both
+	// protocols; removes the policy), native (ZooKeeper-port writes there are
+	// refused with NoAuth, counted and logged once per connection: a fence
+	// against stale ZooKeeper-mode servers) or read-only (every write is
+	// refused). Checked in apply, replicated, kept across restarts; the
+	// deepest policy covering a path wins.
+	SetCutoverPolicy(ctx context.Context, in *SetCutoverPolicyRequest, opts ...grpc.CallOption) (*SetCutoverPolicyResponse, error)
+	ListCutoverPolicies(ctx context.Context, in *ListCutoverPoliciesRequest, opts ...grpc.CallOption) (*ListCutoverPoliciesResponse, error)
 	// Status is the node's view of its Raft shard and every member's progress.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	AddVoter(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
@@ -244,6 +254,26 @@ func (c *bridgeClient) Delete(ctx context.Context, in *DeleteRequest, opts ...gr
 	return out, nil
 }
 
+func (c *bridgeClient) SetCutoverPolicy(ctx context.Context, in *SetCutoverPolicyRequest, opts ...grpc.CallOption) (*SetCutoverPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetCutoverPolicyResponse)
+	err := c.cc.Invoke(ctx, Bridge_SetCutoverPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeClient) ListCutoverPolicies(ctx context.Context, in *ListCutoverPoliciesRequest, opts ...grpc.CallOption) (*ListCutoverPoliciesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCutoverPoliciesResponse)
+	err := c.cc.Invoke(ctx, Bridge_ListCutoverPolicies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *bridgeClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -345,6 +375,14 @@ type BridgeServer interface {
 	Put(context.Context, *PutRequest) (*PutResponse, error)
 	// Delete removes a znode (with no children) at expected_version (-1: any).
 	Delete(context.Context, *DeleteRequest) (*DeleteResponse, error)
+	// SetCutoverPolicy sets who may write under a subtree: zk (both
+	// protocols; removes the policy), native (ZooKeeper-port writes there are
+	// refused with NoAuth, counted and logged once per connection: a fence
+	// against stale ZooKeeper-mode servers) or read-only (every write is
+	// refused). Checked in apply, replicated, kept across restarts; the
+	// deepest policy covering a path wins.
+	SetCutoverPolicy(context.Context, *SetCutoverPolicyRequest) (*SetCutoverPolicyResponse, error)
+	ListCutoverPolicies(context.Context, *ListCutoverPoliciesRequest) (*ListCutoverPoliciesResponse, error)
 	// Status is the node's view of its Raft shard and every member's progress.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	AddVoter(context.Context, *AddMemberRequest) (*MembershipResponse, error)
@@ -393,6 +431,12 @@ func (UnimplementedBridgeServer) Put(context.Context, *PutRequest) (*PutResponse
 }
 func (UnimplementedBridgeServer) Delete(context.Context, *DeleteRequest) (*DeleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedBridgeServer) SetCutoverPolicy(context.Context, *SetCutoverPolicyRequest) (*SetCutoverPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetCutoverPolicy not implemented")
+}
+func (UnimplementedBridgeServer) ListCutoverPolicies(context.Context, *ListCutoverPoliciesRequest) (*ListCutoverPoliciesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCutoverPolicies not implemented")
 }
 func (UnimplementedBridgeServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -603,6 +647,42 @@ func _Bridge_Delete_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Bridge_SetCutoverPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetCutoverPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).SetCutoverPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_SetCutoverPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).SetCutoverPolicy(ctx, req.(*SetCutoverPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Bridge_ListCutoverPolicies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCutoverPoliciesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).ListCutoverPolicies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_ListCutoverPolicies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).ListCutoverPolicies(ctx, req.(*ListCutoverPoliciesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Bridge_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -731,6 +811,14 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _Bridge_Delete_Handler,
+		},
+		{
+			MethodName: "SetCutoverPolicy",
+			Handler:    _Bridge_SetCutoverPolicy_Handler,
+		},
+		{
+			MethodName: "ListCutoverPolicies",
+			Handler:    _Bridge_ListCutoverPolicies_Handler,
 		},
 		{
 			MethodName: "Status",

@@ -61,6 +61,7 @@ const (
 	kindRegisterReplica opKind = 15
 	kindConfigChanged   opKind = 16
 	kindSetCutover      opKind = 17
+	kindIncrement       opKind = 18
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -186,6 +187,7 @@ func (*TouchSessions) kind() opKind   { return kindTouchSessions }
 func (*RegisterReplica) kind() opKind { return kindRegisterReplica }
 func (*ConfigChanged) kind() opKind   { return kindConfigChanged }
 func (*SetCutover) kind() opKind      { return kindSetCutover }
+func (*Increment) kind() opKind       { return kindIncrement }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -287,6 +289,9 @@ func encodeOp(e *enc, op Op, top bool) {
 	case *SetCutover:
 		e.str(o.Path)
 		e.u8(byte(o.Mode))
+	case *Increment:
+		e.str(o.Path)
+		e.svar(o.Delta)
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -423,6 +428,8 @@ func decodeOp(d *dec, top bool) Op {
 		return &ConfigChanged{Order: decodeOrder(d)}
 	case kindSetCutover:
 		return &SetCutover{Path: d.str(), Mode: CutoverMode(d.u8())}
+	case kindIncrement:
+		return &Increment{Path: d.str(), Delta: d.svar()}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

@@ -76,6 +76,8 @@ func (a *applier) clientWrite(op Op, res *Result) error {
 		res.Ops, err = a.multi(o)
 	case *Rejected:
 		res.Err = o.Code
+	case *Increment:
+		res.Counter, res.Stat, res.Err, err = a.increment(o)
 	default:
 		return fmt.Errorf("unknown op %T", op)
 	}

@@ -9,6 +9,12 @@ import (
 // resultVersion is the first byte of an encoded Result.
 const resultVersion byte = 1
 
+// Flags of a Result's optional trailing fields.
+const (
+	resultFenced  byte = 1 << 0
+	resultCounter byte = 1 << 1
+)
+
 // Result is the outcome of one applied entry.
 //
 // Err is the reply header error of the request (ErrOK for a multi whose ops
@@ -45,8 +51,10 @@ type Result struct {
 	// /zookeeper/config with the new addresses. Not part of Encode.
 	DirectoryChanged bool
 	// Fenced marks a write refused by a cutover policy (NoAuth): the
-	// ZooKeeper door counts and logs it. Encoded only when set.
+	// ZooKeeper door counts and logs it.
 	Fenced bool
+	// Counter is an Increment's value before it (Curator's preValue).
+	Counter int64
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the
@@ -89,8 +97,20 @@ func (r *Result) Encode() []byte {
 		e.str(o.Path)
 		encodeStatPtr(e, o.Stat)
 	}
-	if r.Fenced { // appended only when set: other results encode as before
-		e.boolean(true)
+	// Optional trailing fields, present only when set, so other results
+	// encode as before: a flags byte, then the fields it names.
+	var flags byte
+	if r.Fenced {
+		flags |= resultFenced
+	}
+	if r.Counter != 0 {
+		flags |= resultCounter
+	}
+	if flags != 0 {
+		e.u8(flags)
+		if flags&resultCounter != 0 {
+			e.svar(r.Counter)
+		}
 	}
 	return e.b
 }
@@ -116,7 +136,11 @@ func DecodeResult(b []byte) (*Result, error) {
 		r.Ops = append(r.Ops, o)
 	}
 	if d.err == nil && len(d.b) > 0 {
-		r.Fenced = d.boolean()
+		flags := d.u8()
+		r.Fenced = flags&resultFenced != 0
+		if flags&resultCounter != 0 {
+			r.Counter = d.svar()
+		}
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("sm: decode result: %w", err)

@@ -2,7 +2,6 @@ package native
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"time"
 
@@ -168,16 +167,11 @@ func (s *Server) Delete(ctx context.Context, r *zkbridgev1.DeleteRequest) (*zkbr
 	return &zkbridgev1.DeleteResponse{}, nil
 }
 
-// maxAllocateAttempts bounds AllocateID's compare-and-set loop under
-// contention (Curator's DistributedAtomicLong gives up after its retries
-// too).
-const maxAllocateAttempts = 100
-
-// AllocateID reserves [first, first+count) from a counter znode, with the
-// same compare-and-set Curator's DistributedAtomicLong uses: read the value
-// and its version, then setData at that version (create when missing). A
-// concurrent increment makes the write fail with BadVersion (NodeExists)
-// and the loop reads again, so no value is handed out twice.
+// AllocateID reserves [first, first+count) from a counter znode in one
+// replicated entry (sm.Increment): the counter's setData as Curator's
+// DistributedAtomicLong would write it, applied atomically, so concurrent
+// AllocateIDs never retry and ZooKeeper-mode compare-and-set increments of
+// the same counter never overlap with them.
 func (s *Server) AllocateID(ctx context.Context, r *zkbridgev1.AllocateIDRequest) (*zkbridgev1.AllocateIDResponse, error) {
 	if err := checkTenant(r.Tenant); err != nil {
 		return nil, err
@@ -188,56 +182,12 @@ func (s *Server) AllocateID(ctx context.Context, r *zkbridgev1.AllocateIDRequest
 	if r.Count < 1 {
 		return nil, status.Errorf(codes.InvalidArgument, "allocate-id %s: count %d (want at least 1)", r.CounterPath, r.Count)
 	}
-	for attempt := 0; attempt < maxAllocateAttempts; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, status.FromContextError(err).Err()
-		}
-		cur, version, exists, err := s.readCounter(ctx, r.CounterPath)
-		if err != nil {
-			return nil, err
-		}
-		if cur > (1<<63-1)-r.Count {
-			return nil, status.Errorf(codes.OutOfRange, "allocate-id %s: the counter (%d) would overflow", r.CounterPath, cur)
-		}
-		next := make([]byte, 8)
-		binary.BigEndian.PutUint64(next, uint64(cur+r.Count))
-		var op sm.Op = &sm.SetData{Path: r.CounterPath, Data: next, Version: version}
-		if !exists {
-			op = &sm.Create{OpCode: zkproto.OpCreate, Path: r.CounterPath, Data: next, ACL: zkproto.OpenACLUnsafe()}
-		}
-		_, err = s.propose(op)
-		switch {
-		case err == nil:
-			return &zkbridgev1.AllocateIDResponse{First: cur, Last: cur + r.Count - 1}, nil
-		case errors.Is(err, zkproto.ErrBadVersion), errors.Is(err, zkproto.ErrNodeExists):
-			continue // another increment won: read again
-		}
+	res, err := s.propose(&sm.Increment{Path: r.CounterPath, Delta: r.Count})
+	if errors.Is(err, zkproto.ErrBadArguments) {
+		return nil, status.Errorf(codes.FailedPrecondition, "allocate-id %s: the znode is not an 8-byte counter, or adding %d would overflow it", r.CounterPath, r.Count)
+	}
+	if err != nil {
 		return nil, codeOf("allocate-id", r.CounterPath, err)
 	}
-	return nil, status.Errorf(codes.Aborted, "allocate-id %s: still contended after %d attempts", r.CounterPath, maxAllocateAttempts)
-}
-
-// readCounter reads a DistributedAtomicLong: 8 bytes big-endian; a missing
-// or empty node is 0.
-func (s *Server) readCounter(ctx context.Context, path string) (value int64, version int32, exists bool, err error) {
-	v, err := s.view(ctx, false)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	defer v.Close()
-	n, err := v.Get(path)
-	if errors.Is(err, zkproto.ErrNoNode) {
-		return 0, 0, false, nil
-	}
-	if err != nil {
-		return 0, 0, false, codeOf("allocate-id", path, err)
-	}
-	switch len(n.Data) {
-	case 0:
-	case 8:
-		value = int64(binary.BigEndian.Uint64(n.Data))
-	default:
-		return 0, 0, false, status.Errorf(codes.FailedPrecondition, "allocate-id %s: the znode holds %d bytes, not an 8-byte counter", path, len(n.Data))
-	}
-	return value, n.Stat.Version, true, nil
+	return &zkbridgev1.AllocateIDResponse{First: res.Counter, Last: res.Counter + r.Count - 1}, nil
 }

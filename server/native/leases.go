@@ -120,12 +120,21 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 	return &zkbridgev1.RegisterResponse{Epoch: res.Stat.Czxid, Lease: &zkbridgev1.Lease{Id: id, Token: token}, Path: path, TtlMs: int64(ttl)}, nil
 }
 
-// ensureParents creates the missing persistent parents of path.
+// ensureParents creates the missing persistent parents of path (a local
+// read first: a group's parents exist after its first registration).
 func (s *Server) ensureParents(path string) error {
 	var missing []string
+	v, err := s.node.View()
+	if err != nil {
+		return status.Errorf(codes.Internal, "register %s: read view: %v", path, err)
+	}
 	for p := zkproto.ParentPath(path); p != "/" && p != ""; p = zkproto.ParentPath(p) {
+		if _, err := v.Exists(p); err == nil {
+			break
+		}
 		missing = append(missing, p)
 	}
+	v.Close()
 	for i := len(missing) - 1; i >= 0; i-- {
 		_, err := s.propose(&sm.Create{OpCode: zkproto.OpCreate, Path: missing[i], ACL: zkproto.OpenACLUnsafe()})
 		if err != nil && !errors.Is(err, zkproto.ErrNodeExists) {

@@ -17,9 +17,10 @@ import (
 
 func benchCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:      "bench",
-		Usage:     "load-test any ZooKeeper-protocol server (zkbridge or ZooKeeper) and report ops/s and latency percentiles",
-		ArgsUsage: " ",
+		Name:        "bench",
+		Usage:       "load-test any ZooKeeper-protocol server (zkbridge or ZooKeeper) and report ops/s and latency percentiles",
+		Subcommands: []*ucli.Command{benchNativeCommand()},
+		ArgsUsage:   " ",
 		Description: "Workloads: " + strings.Join(bench.Workloads, ", ") + ".\n" +
 			"  create  creates new nodes under ROOT/c\n" +
 			"  set, get, exists  on random nodes of a keyspace made beforehand (ROOT/d*/k*)\n" +

@@ -6,6 +6,7 @@
 #   local-cluster.sh kill I     kill -9 node I (1-based, connection-string order)
 #   local-cluster.sh restart I  start node I again on its ports and data
 #   local-cluster.sh status     each node's pid and srvr Mode
+#   local-cluster.sh native     the native API addresses (--native-addr), comma-separated
 #   local-cluster.sh stop       stop every node and remove the cluster dir
 #
 # State lives in $ZKBRIDGE_CLUSTER_DIR (default: a fixed dir under $TMPDIR).
@@ -33,7 +34,7 @@ start_node() { # i
   source "$dir/node$i.env"
   # shellcheck disable=SC2046 # the extra flags are split into words
   "$dir/zkbridge" server --data-dir "$dir/node$i" --client-addr "127.0.0.1:$CLIENT" \
-    --peer-addr "127.0.0.1:$PEER" --admin-addr "127.0.0.1:$ADMIN" --replica-id "$i" \
+    --peer-addr "127.0.0.1:$PEER" --admin-addr "127.0.0.1:$ADMIN" --native-addr "127.0.0.1:$NATIVE" --replica-id "$i" \
     --peers "$(cat "$dir/peers")" --4lw '*' --log-format json $(cat "$dir/flags" 2>/dev/null) \
     >>"$dir/node$i.log" 2>&1 </dev/null &
   echo $! >"$dir/node$i.pid"
@@ -83,15 +84,15 @@ case "${1:-}" in
     fi
     mapfile -t ports < <(/usr/bin/python3 -c '
 import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]) * 3)]
+socks = [socket.socket() for _ in range(int(sys.argv[1]) * 4)]
 for s in socks: s.bind(("127.0.0.1", 0))
 for s in socks: print(s.getsockname()[1])
 for s in socks: s.close()
 ' "$n")
     peers=()
     for ((i = 1; i <= n; i++)); do
-      c=${ports[$(( (i-1)*3 ))]} p=${ports[$(( (i-1)*3 + 1 ))]} a=${ports[$(( (i-1)*3 + 2 ))]}
-      printf 'CLIENT=%s\nPEER=%s\nADMIN=%s\n' "$c" "$p" "$a" >"$dir/node$i.env"
+      c=${ports[$(( (i-1)*4 ))]} p=${ports[$(( (i-1)*4 + 1 ))]} a=${ports[$(( (i-1)*4 + 2 ))]} g=${ports[$(( (i-1)*4 + 3 ))]}
+      printf 'CLIENT=%s\nPEER=%s\nADMIN=%s\nNATIVE=%s\n' "$c" "$p" "$a" "$g" >"$dir/node$i.env"
       peers+=("$i=127.0.0.1:$p")
     done
     (IFS=,; echo "${peers[*]}") >"$dir/peers"
@@ -115,6 +116,16 @@ for s in socks: s.close()
     start_node "$i"
     wait_leader "$(nodes)"
     echo "local-cluster: node $i restarted" >&2
+    ;;
+  native)
+    [ -d "$dir" ] || die "no cluster in $dir"
+    n=$(nodes) out=()
+    for ((i = 1; i <= n; i++)); do
+      # shellcheck disable=SC1090
+      source "$dir/node$i.env"
+      out+=("127.0.0.1:${NATIVE:?node $i has no native port: a cluster from an older script}")
+    done
+    (IFS=,; echo "${out[*]}")
     ;;
   status)
     [ -d "$dir" ] || die "no cluster in $dir"
@@ -141,7 +152,7 @@ for s in socks: s.close()
     rm -rf "$dir"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

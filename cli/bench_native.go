@@ -46,6 +46,8 @@ func benchNativeCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "writers", Value: 64, Usage: "feed: concurrent writers"},
 			&ucli.Int64Flag{Name: "block", Value: 100, Usage: "allocate: ids per block"},
 			&ucli.IntFlag{Name: "znodes", Value: 1000000, Usage: "snapshot: znodes in the subtree"},
+			&ucli.StringFlag{Name: "server-pids", Usage: "zkbridge server `PID,...` whose peak resident set is sampled while measured"},
+			&ucli.StringFlag{Name: "etcd-pids", Usage: "etcd `PID,...`, the same"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
 		},
 		Action: func(c *ucli.Context) error {
@@ -53,6 +55,13 @@ func benchNativeCommand() *ucli.Command {
 				Duration: c.Duration("duration"), Leases: c.Int("leases"), TTL: c.Duration("ttl"), Heartbeat: c.Duration("heartbeat"),
 				Streams: c.Int("streams"), Subscribers: c.Int("subscribers"), Rate: c.Int("rate"), Writers: c.Int("writers"),
 				Block: c.Int64("block"), Znodes: c.Int("znodes")}
+			var err error
+			if cfg.Pids, err = bridgebench.ParsePids(c.String("server-pids")); err != nil {
+				return fmt.Errorf("--server-pids: %w", err)
+			}
+			if cfg.EtcdPids, err = bridgebench.ParsePids(c.String("etcd-pids")); err != nil {
+				return fmt.Errorf("--etcd-pids: %w", err)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			rs, err := bridgebench.Run(ctx, cfg, os.Stderr)

@@ -77,9 +77,12 @@ for _ in $(seq 150); do
 done
 log "etcd $(etcd --version | head -1) at $etcd_addrs"
 
+zkb_pids=$(cat "$ZKBRIDGE_CLUSTER_DIR"/node*.pid | paste -sd,)
+etcd_pid_list=$(IFS=,; echo "${etcd_pids[*]}")
 for w in $workloads; do
   log "workload $w"
   "$ZKBRIDGE_BIN" bench native -w "$w" --addr "$native" --etcd "$etcd_addrs" --duration "$duration" \
+    --server-pids "$zkb_pids" --etcd-pids "$etcd_pid_list" \
     --leases "${BENCH_LEASES:-10000}" --rate "${BENCH_RATE:-5000}" --znodes "${BENCH_ZNODES:-1000000}"
   echo
 done

@@ -35,7 +35,11 @@ type Config struct {
 	// allocate
 	Block int64 // ids per AllocateID
 	// snapshot
-	Znodes int // znodes in the subtree (created once if missing)
+	Znodes int                // znodes in the subtree (created once if missing)
+	rss    func() *rssSampler // set by runOne
+	// Pids and EtcdPids are the servers' processes, whose peak resident
+	// set is sampled while a workload is measured (optional).
+	Pids, EtcdPids []int
 }
 
 // Workloads are the names Run accepts.
@@ -96,7 +100,10 @@ type Result struct {
 	Errors  int64   `json:"errors"`
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes,omitempty"` // snapshot bytes received
-	Note    string  `json:"note,omitempty"`
+	// PeakRSSMiB is the largest server process's peak resident set while
+	// measured (0: no process ids given).
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -118,7 +125,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 	}
 	defer zb.close()
 	fmt.Fprintf(progress, "bench native: %s against zkbridge at %s\n", cfg.Workload, strings.Join(cfg.Addrs, ","))
-	r, err := runOne(ctx, cfg, zb)
+	r, err := runOne(ctx, cfg, zb, cfg.Pids)
 	if err != nil {
 		return nil, fmt.Errorf("zkbridge: %w", err)
 	}
@@ -130,7 +137,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 		}
 		defer et.close()
 		fmt.Fprintf(progress, "bench native: %s against etcd at %s\n", cfg.Workload, strings.Join(cfg.Etcd, ","))
-		r, err := runOne(ctx, cfg, et)
+		r, err := runOne(ctx, cfg, et, cfg.EtcdPids)
 		if err != nil {
 			return out, fmt.Errorf("etcd: %w", err)
 		}
@@ -139,9 +146,10 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 	return out, nil
 }
 
-func runOne(ctx context.Context, cfg Config, sys system) (Result, error) {
+func runOne(ctx context.Context, cfg Config, sys system, pids []int) (Result, error) {
 	var r Result
 	var err error
+	cfg.rss = func() *rssSampler { return sampleRSS(pids) }
 	switch cfg.Workload {
 	case "leases":
 		r, err = leases(ctx, cfg, sys)
@@ -226,6 +234,7 @@ func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 	defer sys.revokeAll(context.Background(), ids)
 	hists := make([]*bench.Histogram, cfg.Streams)
 	var lost, errs, ops atomic.Int64
+	rss := cfg.rss()
 	end := time.Now().Add(cfg.Duration)
 	for s := 0; s < cfg.Streams; s++ {
 		hists[s] = &bench.Histogram{}
@@ -284,6 +293,7 @@ func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 		}(hists[s])
 	}
 	wg.Wait()
+	r.PeakRSSMiB = rss.done()
 	h := &bench.Histogram{}
 	for _, x := range hists {
 		h.Merge(x)
@@ -341,6 +351,7 @@ func feed(ctx context.Context, cfg Config, sys system) (Result, error) {
 		}
 	}
 	var errs, writes atomic.Int64
+	rss := cfg.rss()
 	end := time.Now().Add(cfg.Duration)
 	per := time.Duration(float64(time.Second) * float64(cfg.Writers) / float64(cfg.Rate))
 	var wg sync.WaitGroup
@@ -366,6 +377,7 @@ func feed(ctx context.Context, cfg Config, sys system) (Result, error) {
 		}(w)
 	}
 	wg.Wait()
+	r.PeakRSSMiB = rss.done()
 	time.Sleep(time.Second) // the last deliveries
 	stopSubs()
 	subWG.Wait()
@@ -394,6 +406,7 @@ func feed(ctx context.Context, cfg Config, sys system) (Result, error) {
 func allocate(ctx context.Context, cfg Config, sys system) (Result, error) {
 	var r Result
 	var errs, ops atomic.Int64
+	rss := cfg.rss()
 	end := time.Now().Add(cfg.Duration)
 	hists := make([]*bench.Histogram, 32)
 	var wg sync.WaitGroup
@@ -414,6 +427,7 @@ func allocate(ctx context.Context, cfg Config, sys system) (Result, error) {
 		}(hists[w])
 	}
 	wg.Wait()
+	r.PeakRSSMiB = rss.done()
 	h := &bench.Histogram{}
 	for _, x := range hists {
 		h.Merge(x)
@@ -421,7 +435,11 @@ func allocate(ctx context.Context, cfg Config, sys system) (Result, error) {
 	r.Ops, r.Seconds, r.Errors = ops.Load(), cfg.Duration.Seconds(), errs.Load()
 	r.OpsPerSec = float64(r.Ops) / r.Seconds
 	fill(&r, h)
-	r.Note = fmt.Sprintf("blocks of %d ids, 32 concurrent callers on one counter (compare-and-set); latency = one block", cfg.Block)
+	how := "AllocateID: one replicated increment per block"
+	if sys.name() == "etcd" {
+		how = "a compare-and-swap transaction on the key's mod revision, again on a conflict"
+	}
+	r.Note = fmt.Sprintf("blocks of %d ids, 32 concurrent callers on one counter (%s); latency = one block", cfg.Block, how)
 	return r, nil
 }
 
@@ -438,8 +456,10 @@ func snapshot(ctx context.Context, cfg Config, sys system) (Result, error) {
 	}); err != nil {
 		return r, fmt.Errorf("fill: %w", err)
 	}
+	rss := cfg.rss()
 	start := time.Now()
 	n, b, err := sys.image(ctx)
+	r.PeakRSSMiB = rss.done()
 	if err != nil {
 		return r, err
 	}
@@ -663,9 +683,9 @@ func (z *zkbridge) image(ctx context.Context) (int64, int64, error) {
 // Table formats results as a text table, with ratios to the first row.
 func Table(rs []Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-9s %-9s %12s %12s %9s %9s %9s %8s %6s %7s\n", "system", "workload", "ops", "ops/s", "p50 ms", "p99 ms", "max ms", "held", "lost", "errors")
+	fmt.Fprintf(&b, "%-9s %-9s %12s %12s %9s %9s %9s %8s %6s %7s %9s %9s\n", "system", "workload", "ops", "ops/s", "p50 ms", "p99 ms", "max ms", "held", "lost", "errors", "seconds", "peak RSS")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "%-9s %-9s %12d %12.0f %9.2f %9.2f %9.2f %8d %6d %7d\n", r.System, r.Workload, r.Ops, r.OpsPerSec, r.P50Ms, r.P99Ms, r.MaxMs, r.Held, r.Lost, r.Errors)
+		fmt.Fprintf(&b, "%-9s %-9s %12d %12.0f %9.2f %9.2f %9.2f %8d %6d %7d %9.2f %8.0fM\n", r.System, r.Workload, r.Ops, r.OpsPerSec, r.P50Ms, r.P99Ms, r.MaxMs, r.Held, r.Lost, r.Errors, r.Seconds, r.PeakRSSMiB)
 	}
 	if len(rs) == 2 && rs[1].OpsPerSec > 0 {
 		fmt.Fprintf(&b, "ratio zkbridge/etcd: ops/s %.2f", rs[0].OpsPerSec/rs[1].OpsPerSec)

@@ -198,47 +198,42 @@ type keepAliveStream interface {
 	close()
 }
 
-// leases registers cfg.Leases leases, then renews each every heartbeat
-// interval over shared streams for the measured time.
+// leases registers cfg.Leases leases and renews each every heartbeat
+// interval over shared streams: a lease's heartbeats start as soon as it
+// is granted (granting thousands can take longer than a TTL), and the
+// measured time starts once all are granted.
 func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 	var r Result
-	ids := make([]int64, cfg.Leases)
+	ids := make([]atomic.Int64, cfg.Leases)
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	var grantErr error
-	var errMu sync.Mutex
+	var grantWG, wg sync.WaitGroup
+	var grantErr atomic.Value
+	granted := make(chan struct{})
 	for w := 0; w < 32; w++ {
-		wg.Add(1)
+		grantWG.Add(1)
 		go func() {
-			defer wg.Done()
+			defer grantWG.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= cfg.Leases || ctx.Err() != nil {
+				if i >= cfg.Leases || ctx.Err() != nil || grantErr.Load() != nil {
 					return
 				}
 				id, err := sys.grant(ctx, i, cfg.TTL)
 				if err != nil {
-					errMu.Lock()
-					grantErr = err
-					errMu.Unlock()
+					grantErr.Store(err)
 					return
 				}
-				ids[i] = id
+				ids[i].Store(id)
 			}
 		}()
 	}
-	wg.Wait()
-	if grantErr != nil {
-		return r, fmt.Errorf("grant: %w", grantErr)
-	}
-	defer sys.revokeAll(context.Background(), ids)
+	var measuring atomic.Bool
+	var end atomic.Int64 // unix ns; 0 until every lease is granted
 	hists := make([]*bench.Histogram, cfg.Streams)
 	var lost, errs, ops atomic.Int64
-	rss := cfg.rss()
-	end := time.Now().Add(cfg.Duration)
 	for s := 0; s < cfg.Streams; s++ {
 		hists[s] = &bench.Histogram{}
-		mine := ids[s*len(ids)/cfg.Streams : (s+1)*len(ids)/cfg.Streams]
+		lo, hi := s*cfg.Leases/cfg.Streams, (s+1)*cfg.Leases/cfg.Streams
 		wg.Add(1)
 		go func(h *bench.Histogram) {
 			defer wg.Done()
@@ -262,23 +257,33 @@ func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 					mu.Lock()
 					q := sent[id]
 					if len(q) > 0 {
-						h.Record(now.Sub(q[0]))
+						if measuring.Load() {
+							h.Record(now.Sub(q[0]))
+						}
 						sent[id] = q[1:]
 					}
 					mu.Unlock()
-					ops.Add(1)
-					if !alive {
-						lost.Add(1)
+					if measuring.Load() {
+						ops.Add(1)
+						if !alive {
+							lost.Add(1)
+						}
 					}
 				}
 			}()
 			// Spread each lease's heartbeats evenly over the interval.
-			gap := cfg.Heartbeat / time.Duration(max(1, len(mine)))
+			gap := cfg.Heartbeat / time.Duration(max(1, hi-lo))
 			tick := time.NewTicker(max(gap, 50*time.Microsecond))
 			defer tick.Stop()
-			for i := 0; time.Now().Before(end); i++ {
+			for i := 0; ; i++ {
+				if e := end.Load(); e != 0 && time.Now().UnixNano() > e {
+					break
+				}
 				<-tick.C
-				id := mine[i%len(mine)]
+				id := ids[lo+i%(hi-lo)].Load()
+				if id == 0 {
+					continue // not granted yet
+				}
 				mu.Lock()
 				sent[id] = append(sent[id], time.Now())
 				mu.Unlock()
@@ -292,8 +297,25 @@ func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 			<-done
 		}(hists[s])
 	}
+	grantStart := time.Now()
+	grantWG.Wait()
+	close(granted)
+	grantTime := time.Since(grantStart)
+	if err, ok := grantErr.Load().(error); ok {
+		end.Store(1)
+		wg.Wait()
+		return r, fmt.Errorf("grant: %w", err)
+	}
+	rss := cfg.rss()
+	measuring.Store(true)
+	end.Store(time.Now().Add(cfg.Duration).UnixNano())
 	wg.Wait()
 	r.PeakRSSMiB = rss.done()
+	all := make([]int64, len(ids))
+	for i := range ids {
+		all[i] = ids[i].Load()
+	}
+	defer sys.revokeAll(context.Background(), all)
 	h := &bench.Histogram{}
 	for _, x := range hists {
 		h.Merge(x)
@@ -305,7 +327,8 @@ func leases(ctx context.Context, cfg Config, sys system) (Result, error) {
 	r.Ops, r.Seconds, r.Held, r.Lost, r.Errors = ops.Load(), cfg.Duration.Seconds(), held, lost.Load(), errs.Load()
 	r.OpsPerSec = float64(r.Ops) / r.Seconds
 	fill(&r, h)
-	r.Note = fmt.Sprintf("%d leases, TTL %v, a heartbeat each every %v over %d streams; latency = heartbeat round trip", cfg.Leases, cfg.TTL, cfg.Heartbeat, cfg.Streams)
+	r.Note = fmt.Sprintf("%d leases granted in %v (%.0f/s), TTL %v, a heartbeat each every %v over %d streams; latency = heartbeat round trip",
+		cfg.Leases, grantTime.Round(time.Millisecond), float64(cfg.Leases)/grantTime.Seconds(), cfg.TTL, cfg.Heartbeat, cfg.Streams)
 	return r, nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/bench"
@@ -661,7 +663,16 @@ func (z *zkbridge) fill(ctx context.Context, n int, progress func(int)) error {
 				if i >= int64(n) || fail.Load() != nil {
 					return
 				}
-				_, err := z.c().Put(ctx, &zkbridgev1.PutRequest{Path: fmt.Sprintf("/bench-snap/n%08d", i), Data: make([]byte, 100), ExpectedVersion: -1})
+				// A put is safe to repeat (set or create, any version): one
+				// caught in a leader change is asked again, on the next node.
+				var err error
+				for attempt := 0; attempt < 10; attempt++ {
+					_, err = z.c().Put(ctx, &zkbridgev1.PutRequest{Path: fmt.Sprintf("/bench-snap/n%08d", i), Data: make([]byte, 100), ExpectedVersion: -1})
+					if status.Code(err) != codes.Unavailable {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
 				if err != nil {
 					fail.Store(err)
 					return

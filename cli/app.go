@@ -23,6 +23,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 			serverCommand(),
 			raftCommand(),
 			benchCommand(),
+			compatCommand(),
 			versionCommand(),
 		},
 	}

@@ -114,6 +114,7 @@ func (c *Client) readFrame() ([]byte, error) {
 type Reply struct {
 	Header zkproto.ReplyHeader
 	Body   zkproto.Record // nil when err != 0 or the op has no body
+	Op     zkproto.OpCode // the request's
 }
 
 // Send writes a request without waiting and returns its xid.
@@ -162,7 +163,7 @@ func (c *Client) Receive(xid int32, op zkproto.OpCode) (*Reply, error) {
 		if h.Zxid > 0 {
 			c.LastZxid = h.Zxid
 		}
-		r := &Reply{Header: h}
+		r := &Reply{Header: h, Op: op}
 		if h.Err == zkproto.ErrOK && d.Remaining() > 0 {
 			body, ok := zkproto.NewResponse(op)
 			if !ok {

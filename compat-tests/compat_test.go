@@ -3,77 +3,9 @@ package compattests
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/zkbridge/zkbridge/zkproto"
 )
-
-// registry holds every scenario; area files add theirs in init.
-var registry []*Scenario
-
-func register(scs ...*Scenario) { registry = append(registry, scs...) }
-
-// runOn runs sc against one server (addrs: its nodes' client addresses)
-// and returns its transcript.
-func runOn(sc *Scenario, addrs []string, server string) ([]string, []string) {
-	s := &S{T: NewTranscript(), Addrs: addrs, Addr: addrs[0], Root: sc.Root(), Server: server, nodes: newPlacement(len(addrs))}
-	// The scenario's root is made by a setup session outside the transcript.
-	if setup, _, err := Connect(addrs[0], "setup", NewTranscript(), DialOptions{}); err == nil {
-		_, _ = setup.Call(zkproto.OpCreate, &zkproto.CreateRequest{Path: s.Root, ACL: zkproto.OpenACLUnsafe()})
-		setup.EndSession(2 * time.Second)
-		setup.Close()
-	} else {
-		s.Failf("setup session: %v", err)
-	}
-	s.nodes.did(0)
-	run(s, sc)
-	s.closeAll()
-	if s.madeTTL {
-		// A TTL node left behind would be reaped a minute later, a
-		// transaction in another scenario's window.
-		removeTree(addrs[0], s.Root)
-	}
-	return s.T.Lines(), s.failed
-}
-
-// run runs the scenario; a panic (a scenario using a client that did not
-// connect) fails it instead of the whole test binary, whose servers
-// would outlive it.
-func run(s *S, sc *Scenario) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.Failf("scenario panicked: %v", r)
-		}
-	}()
-	sc.Run(s)
-}
-
-// removeTree deletes path and everything under it, outside any transcript.
-func removeTree(addr, path string) {
-	c, _, err := Connect(addr, "teardown", NewTranscript(), DialOptions{})
-	if err != nil {
-		return
-	}
-	defer c.Close()
-	var walk func(p string)
-	walk = func(p string) {
-		if r, err := c.Call(zkproto.OpGetChildren, &zkproto.GetChildrenRequest{Path: p}); err == nil {
-			if ch, ok := r.Body.(*zkproto.GetChildrenResponse); ok {
-				for _, name := range ch.Children {
-					walk(p + "/" + name)
-				}
-			}
-		}
-		_, _ = c.Call(zkproto.OpDelete, &zkproto.DeleteRequest{Path: p, Version: -1})
-	}
-	walk(path)
-	c.EndSession(2 * time.Second)
-}
-
-type tally struct{ scenarios, match, deliberate, mismatch, skipped int }
 
 func TestCompat(t *testing.T) {
 	if testing.Short() {
@@ -89,166 +21,63 @@ func TestCompat(t *testing.T) {
 		t.Fatalf("start zkbridge: %v", err)
 	}
 	defer zb.Stop()
-	compareAll(t, "standalone", []string{zk.Addr}, []string{zb.Addr}, nil)
+	compareAll(t, "standalone", suiteTarget("zookeeper", zk.Addr), suiteTarget("zkbridge", zb.Addr), Mode{}, nil)
 }
 
-// compareAll runs every registered scenario against ZooKeeper (the
-// oracle) and zkbridge, each given by its nodes' client addresses, and
-// prints the tally per area. With more than one node, scenarios marked
-// StandaloneOnly are skipped.
-func compareAll(t *testing.T, title string, zk, zb []string, beforeEach func(t *testing.T)) {
-	cluster := len(zk) > 1
-	ordered := append([]*Scenario(nil), registry...)
-	sort.SliceStable(ordered, func(i, j int) bool { return ordered[i].Fresh && !ordered[j].Fresh })
-	seen := map[string]bool{}
-	tallies := map[string]*tally{}
-	var skipped []string
-	for _, sc := range ordered {
-		if seen[sc.ID()] {
-			t.Fatalf("scenario %s registered twice", sc.ID())
-		}
-		seen[sc.ID()] = true
-		ta := tallies[sc.Area]
-		if ta == nil {
-			ta = &tally{}
-			tallies[sc.Area] = ta
-		}
-		ta.scenarios++
-		if cluster && sc.StandaloneOnly != "" {
-			ta.skipped++
-			skipped = append(skipped, fmt.Sprintf("%s: %s", sc.ID(), sc.StandaloneOnly))
-			continue
-		}
+// suiteTarget is a server the suite started, with the suite's settings.
+func suiteTarget(name string, addrs ...string) *Target {
+	return &Target{Name: name, Addrs: addrs, Settings: SuiteSettings()}
+}
+
+// compareAll runs every scenario against ZooKeeper (the oracle) and
+// zkbridge, one subtest each, one at a time and with exact (not tolerant)
+// transcripts, as both servers are the suite's alone, and prints the
+// tally per area. Every difference must be a declared one; when both run
+// a declared difference, they must still differ.
+func compareAll(t *testing.T, title string, zk, zb *Target, mode Mode, beforeEach func(t *testing.T)) {
+	var results []Result
+	for _, sc := range Scenarios() {
 		t.Run(sc.ID(), func(t *testing.T) {
-			if beforeEach != nil {
+			if beforeEach != nil && sc.Unmet(zk, zb) == "" {
 				beforeEach(t)
 			}
-			compareOne(t, sc, ta, zk, zb)
+			r := CompareOne(sc, zk, zb, mode)
+			results = append(results, r)
+			judge(t, sc, r, zk.Name, zb.Name)
 		})
 	}
-	report(t, title, tallies, skipped)
+	report(t, title, results)
 }
 
-// compareOne runs one scenario and tallies its outcome: zkbridge's
-// transcript must equal ZooKeeper's (and pass the scenario's Check, if it
-// has one), or pass the Check of a deliberate difference.
-func compareOne(t *testing.T, sc *Scenario, ta *tally, zk, zb []string) {
-	if sc.Differs != "" {
-		got, failed := runOn(sc, zb, "zkbridge")
-		for _, f := range failed {
-			t.Error(f)
-		}
-		if sc.Check == nil {
-			t.Fatalf("deliberate difference %q has no Check", sc.Differs)
-		}
-		if err := sc.Check(got); err != nil {
-			ta.mismatch++
-			t.Fatalf("zkbridge (deliberately differing: %s): %v\n%s", sc.Differs, err, strings.Join(got, "\n"))
-		}
-		ta.deliberate++
-		return
-	}
-	want, failedZK := runOn(sc, zk, "zookeeper")
-	got, failedZB := runOn(sc, zb, "zkbridge")
-	for _, f := range append(failedZK, failedZB...) {
-		t.Error(f)
-	}
-	if d := diff(want, got); d != "" {
-		ta.mismatch++
-		t.Fatalf("zkbridge differs from ZooKeeper:\n%s", d)
-	}
-	// A Check on a matching scenario guards against both transcripts
-	// being equally empty of what the scenario is about.
-	if sc.Check != nil {
-		if err := sc.Check(want); err != nil {
-			ta.mismatch++
-			t.Fatalf("both transcripts fail the scenario's check: %v\n%s", err, strings.Join(want, "\n"))
+// judge fails t unless r is what the suite wants of zkbridge: equal to
+// ZooKeeper, or the scenario's declared difference.
+func judge(t *testing.T, sc *Scenario, r Result, zkName, zbName string) {
+	t.Helper()
+	switch r.Status {
+	case Skipped:
+		t.Skip(r.Reason)
+	case Failed:
+		t.Fatalf("%s\n%s:\n%s\n%s:\n%s", r.Reason, zkName, strings.Join(r.Reference, "\n"), zbName, strings.Join(r.Candidate, "\n"))
+	case Differs:
+		t.Fatalf("%s differs from %s: %s\n%s", zbName, zkName, r.Reason, Diff(r.Reference, r.Candidate, zkName, zbName, 0))
+	case Documented:
+		t.Logf("deliberate difference: %s", r.Reason)
+	case Equal:
+		if sc.Differs != "" {
+			t.Errorf("declared difference %q: %s and %s answer alike now (update the scenario and docs/compatibility.md)", sc.Differs, zbName, zkName)
 		}
 	}
-	ta.match++
 }
 
-// diff renders the two transcripts side by side from the first difference.
-func diff(want, got []string) string {
-	n := max(len(want), len(got))
-	first := -1
-	for i := 0; i < n; i++ {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return ""
-	}
+func report(t *testing.T, title string, results []Result) {
 	var b strings.Builder
-	for i := 0; i < n; i++ {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		mark := "  "
-		if w != g {
-			mark = "!="
-		}
-		if i >= first-2 {
-			fmt.Fprintf(&b, "%s zookeeper: %s\n   zkbridge:  %s\n", mark, w, g)
-		}
-	}
-	return b.String()
-}
-
-func report(t *testing.T, title string, tallies map[string]*tally, skipped []string) {
-	areas := make([]string, 0, len(tallies))
-	for a := range tallies {
-		areas = append(areas, a)
-	}
-	sort.Strings(areas)
-	var b strings.Builder
-	var total tally
-	row := func(name string, ta *tally) {
-		fmt.Fprintf(&b, "%-14s | %9d | %5d | %21d | %8d | %7d\n", name, ta.scenarios, ta.match, ta.deliberate, ta.mismatch, ta.skipped)
-	}
-	fmt.Fprintf(&b, "\n%s\n%-14s | %9s | %5s | %21s | %8s | %7s\n", title, "area", "scenarios", "match", "deliberate difference", "mismatch", "skipped")
-	for _, a := range areas {
-		ta := tallies[a]
-		row(a, ta)
-		total.scenarios += ta.scenarios
-		total.match += ta.match
-		total.deliberate += ta.deliberate
-		total.mismatch += ta.mismatch
-		total.skipped += ta.skipped
-	}
-	row("total", &total)
-	for _, sk := range skipped {
-		fmt.Fprintf(&b, "skipped %s\n", sk)
-	}
+	fmt.Fprintf(&b, "\n%s\n", title)
+	WriteTable(&b, results)
+	WriteSkips(&b, results)
 	fmt.Fprint(os.Stdout, b.String())
 	t.Log(b.String())
 }
 
-// contains is a Check helper: every wanted line must appear, in order.
-func contains(wanted ...string) func([]string) error {
-	return func(lines []string) error {
-		i := 0
-		for _, l := range lines {
-			if i < len(wanted) && strings.Contains(l, wanted[i]) {
-				i++
-			}
-		}
-		if i < len(wanted) {
-			return fmt.Errorf("missing %q", wanted[i])
-		}
-		return nil
-	}
-}
+// diff renders two transcripts side by side from their first difference
+// ("" when they are equal).
+func diff(want, got []string) string { return Diff(want, got, "zookeeper", "zkbridge", 0) }

@@ -12,18 +12,38 @@ import (
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-// Scenario is one behaviour, run against a real ZooKeeper and against
-// zkbridge with the same client code; the normalised transcripts must be
-// equal. A scenario whose Differs is set is a deliberate difference: zkbridge
-// is stricter or fixes a ZooKeeper bug. Its Check then judges zkbridge's
-// transcript on its own, and the reason is listed in the README.
+// Scenario is one behaviour, run with the same client code against a
+// reference server (a real ZooKeeper) and a candidate (zkbridge, or any
+// ZooKeeper-compatible server); the normalised transcripts must be equal.
+// A scenario whose Differs is set is a deliberate difference: zkbridge is
+// stricter or fixes a ZooKeeper bug. Its Check then judges the
+// candidate's transcript on its own when the two differ, and the reason is
+// listed in docs/compatibility.md.
+//
+// A scenario works on any server: it keeps to its own root (Root), which
+// the run removes before and after it, and declares in Needs what it needs
+// of the servers beyond that.
 type Scenario struct {
 	Area    string
 	Name    string
 	Differs string
-	// Fresh scenarios look at server-wide state (the root's stat, node
-	// counts) and need a server no other scenario has touched.
-	Fresh bool
+	// Needs are the server settings and run conditions the scenario
+	// depends on (see Need); a run whose servers lack one skips it.
+	Needs Need
+	// Words are the four-letter words the scenario sends (with Need4lw).
+	Words []string
+	// Serial scenarios read or change server-wide state other scenarios
+	// touch (the trace mask, /zookeeper's stat): with --parallel they run
+	// while no other scenario does.
+	Serial bool
+	// Unsafe, when set, says how the scenario can break a ZooKeeper
+	// ensemble that has the bug it shows: it is not run against an
+	// ensemble other than zkbridge's (a standalone ZooKeeper survives it).
+	Unsafe string
+	// Isolated, when set, says why the scenario needs servers of its own
+	// (it changes them for good): only a go test that starts servers for
+	// it runs it (TestCompatReconfig); a run on given servers skips it.
+	Isolated string
 	// StandaloneOnly, when set, says why the scenario is skipped in the
 	// 3-node run (TestCompatCluster): behaviour only a standalone server
 	// has, or a known zkbridge gap in cluster mode (the gap* reasons
@@ -55,11 +75,41 @@ type S struct {
 	// Addr is the first node's address: four-letter words and raw dials.
 	Addr    string
 	Root    string
-	Server  string // "zookeeper" or "zkbridge"
+	Server  string // the target's name: "zookeeper", "zkbridge", "reference", "candidate"
 	clients []*Client
 	failed  []string
 	nodes   *placement
-	madeTTL bool // a TTL node may outlive the scenario (see runOn)
+	super   string        // the super user's "user:password"
+	reaper  time.Duration // the slower server's container check interval
+	used    Need          // needs the scenario was seen to use (an audit of Needs)
+	words   []string      // four-letter words it sent
+	extra   []string      // paths outside Root it owns (Own), removed after it
+}
+
+// Super is the super user's "user:password" (NeedSuper).
+func (s *S) Super() string {
+	s.used |= NeedSuper
+	return s.super
+}
+
+// SuperUser is the super user's name.
+func (s *S) SuperUser() string {
+	u, _, _ := strings.Cut(s.Super(), ":")
+	return u
+}
+
+// Reaper is the container check interval of the slower server (NeedReaper).
+func (s *S) Reaper() time.Duration {
+	s.used |= NeedReaper
+	return s.reaper
+}
+
+// Own names a path outside the scenario's root that the scenario creates:
+// a leftover of an earlier, interrupted run is removed now (outside the
+// transcript), and the path again after the scenario.
+func (s *S) Own(path string) {
+	removeTree(s.Addr, path, s.super)
+	s.extra = append(s.extra, path)
 }
 
 // P joins the scenario root and a relative path ("" is the root itself).
@@ -85,6 +135,9 @@ func (s *S) Connect(name string, o DialOptions) *Client {
 		return nil
 	}
 	s.track(c, node, o.SessionID == 0)
+	if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+		s.T.SetClient(a.IP.String())
+	}
 	s.T.Logf("%s connected timeout=%d session=%s passwdLen=%d readOnlyByte=%v", name, resp.TimeOut,
 		s.T.Session(resp.SessionID), len(resp.Passwd), resp.HasReadOnly)
 	return c
@@ -153,7 +206,15 @@ func (s *S) do(c *Client, op zkproto.OpCode, req zkproto.Record, norm func(*Repl
 		return nil
 	}
 	s.T.request(c.Name, op, req)
-	s.madeTTL = s.madeTTL || createsTTL(op, req)
+	if createsTTL(op, req) {
+		s.used |= NeedTTL
+	}
+	if a, ok := req.(*zkproto.AuthPacket); ok && s.super != "" && string(a.Auth) == s.super {
+		s.used |= NeedSuper
+	}
+	if op == zkproto.OpReconfig {
+		s.used |= NeedReconfig
+	}
 	if err := s.catchUp(c); err != nil {
 		s.T.Logf("%s < %s", c.Name, normErr(err))
 		return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,9 @@ import (
 // (super:superpw), as scripts/start-zookeeper.sh does.
 const SuperDigest = "super:g9oN2HttPfn8MMWJZ2r45Np/LIA="
 
+// SuperCredentials is the super user's "user:password" of SuperDigest.
+const SuperCredentials = "super:superpw"
+
 // ReapInterval is the container/TTL check interval of both servers in
 // the suite (ZooKeeper's znode.container.checkIntervalMs).
 const ReapInterval = time.Second
@@ -32,15 +36,45 @@ func RepoRoot() string {
 
 // ZooKeeper is a real ZooKeeper started by scripts/start-zookeeper.sh.
 type ZooKeeper struct {
-	Addr string
-	pid  string
-	dir  string
+	Addr    string
+	pid     string
+	dir     string
+	scripts string
 }
 
-// StartZooKeeper starts a standalone ZooKeeper 3.8 on a free loopback port.
+// StartZooKeeper starts a standalone ZooKeeper 3.8 on a free loopback port
+// with the suite's settings (SuiteSettings).
 func StartZooKeeper() (*ZooKeeper, error) {
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "start-zookeeper.sh"))
-	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", ReapInterval.Milliseconds()), "ZK_HEAP=256m")
+	return StartZooKeeperWith(ZooKeeperOptions{})
+}
+
+// ZooKeeperOptions shape a ZooKeeper started by StartZooKeeperWith.
+type ZooKeeperOptions struct {
+	// Super is the super user's "user:password" (default SuperCredentials).
+	Super string
+	// Reaper is the container check interval (default ReapInterval).
+	Reaper time.Duration
+	// Scripts is the directory of start-zookeeper.sh (default: ScriptsDir()).
+	Scripts string
+}
+
+// StartZooKeeperWith starts a standalone ZooKeeper 3.8 (Debian's package,
+// scripts/install-zookeeper.sh) on a free loopback port: TTL nodes and
+// every four-letter word enabled, reconfig disabled, and o's super user
+// and container check interval.
+func StartZooKeeperWith(o ZooKeeperOptions) (*ZooKeeper, error) {
+	if o.Super == "" {
+		o.Super = SuperCredentials
+	}
+	if o.Reaper <= 0 {
+		o.Reaper = ReapInterval
+	}
+	if o.Scripts == "" {
+		o.Scripts = ScriptsDir()
+	}
+	cmd := exec.Command("bash", filepath.Join(o.Scripts, "start-zookeeper.sh"))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", max(o.Reaper.Milliseconds(), 1)), "ZK_HEAP=256m",
+		"ZK_SUPER_DIGEST="+digestID(o.Super))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -51,12 +85,32 @@ func StartZooKeeper() (*ZooKeeper, error) {
 	if len(f) != 3 {
 		return nil, fmt.Errorf("start-zookeeper.sh printed %q, want PORT PID DIR", out)
 	}
-	return &ZooKeeper{Addr: "127.0.0.1:" + f[0], pid: f[1], dir: f[2]}, nil
+	return &ZooKeeper{Addr: "127.0.0.1:" + f[0], pid: f[1], dir: f[2], scripts: o.Scripts}, nil
+}
+
+// ScriptsDir is the directory of the project's scripts: ./scripts when it
+// has start-zookeeper.sh (a checkout), else scripts/ beside the directory
+// of the running executable (bin/zkbridge in a checkout), else the
+// checkout this package was built from.
+func ScriptsDir() string {
+	var dirs []string
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, filepath.Join(wd, "scripts"))
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Join(filepath.Dir(filepath.Dir(exe)), "scripts"))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "start-zookeeper.sh")); err == nil {
+			return d
+		}
+	}
+	return filepath.Join(RepoRoot(), "scripts")
 }
 
 // Stop stops the ZooKeeper and removes its directory.
 func (z *ZooKeeper) Stop() {
-	_ = exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "stop-zookeeper.sh"), z.pid, z.dir).Run()
+	_ = exec.Command("bash", filepath.Join(z.scripts, "stop-zookeeper.sh"), z.pid, z.dir).Run()
 }
 
 // Zkbridge is a single zkbridge node run in this process.
@@ -73,6 +127,27 @@ func FreePort() (int, error) {
 		return 0, err
 	}
 	return ports[0], nil
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago
+// (all held open together so none repeats).
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // suiteConfig is a zkbridge node configured like the ZooKeeper of the
@@ -238,7 +313,7 @@ func nodeStatus(srv *server.Server) (server.RaftStatus, error) {
 
 // KeepLeader makes replica id the leader again if leadership moved (an
 // election on a loaded machine). It returns whether it had to. The check
-// is srvr's Mode, as leaderLast orders the nodes.
+// is srvr's Mode, as LeaderLast orders the nodes.
 func (c *ZkbridgeCluster) KeepLeader(id uint64) (bool, error) {
 	if nodeMode(c.Addrs[id-1]) == "leader" {
 		return false, nil

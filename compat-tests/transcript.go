@@ -3,7 +3,9 @@ package compattests
 import (
 	"crypto/sha256"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,13 +19,28 @@ import (
 // become T (a non-zero time within the scenario's window) or 0. Everything
 // else — error codes, data, names, versions, counters, event order — is
 // compared as is.
+//
+// A tolerant transcript is for a server other clients write to (another
+// scenario of a parallel run, an application): a read's reply carries the
+// server's last zxid, which may then be another client's transaction. Only
+// the scenario's own transactions (the zxid of a write's reply, of a stat,
+// of an event) get ranks; the zxid a read answers with is written as the
+// rank of the latest own transaction at or before it. A stale read still
+// shows (an earlier rank); a read that merely follows others' writes does
+// not.
 type Transcript struct {
 	mu       sync.Mutex
 	lines    []string
 	zxids    map[int64]string
 	sessions map[int64]string
 	start    time.Time
+	tolerant bool
+	client   string // the client's address as the server sees it (whoAmI's ip id)
 }
+
+// obsMark brackets a read's zxid in a tolerant transcript until Lines
+// names it by the own transaction at or before it.
+const obsMark = "\x00"
 
 // NewTranscript starts an empty transcript.
 func NewTranscript() *Transcript {
@@ -34,7 +51,59 @@ func NewTranscript() *Transcript {
 func (t *Transcript) Lines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]string(nil), t.lines...)
+	if !t.tolerant {
+		return append([]string(nil), t.lines...)
+	}
+	own := make([]int64, 0, len(t.zxids))
+	for z := range t.zxids {
+		own = append(own, z)
+	}
+	sort.Slice(own, func(i, j int) bool { return own[i] < own[j] })
+	out := make([]string, len(t.lines))
+	for i, l := range t.lines {
+		out[i] = obsRe.ReplaceAllStringFunc(l, func(m string) string {
+			z, _ := strconv.ParseInt(strings.Trim(m, obsMark), 16, 64)
+			k := sort.Search(len(own), func(i int) bool { return own[i] > z })
+			if k == 0 {
+				return "z0"
+			}
+			return t.zxids[own[k-1]]
+		})
+	}
+	return out
+}
+
+var obsRe = regexp.MustCompile(obsMark + "[0-9a-f]+" + obsMark)
+
+// SetClient names the client's address as the servers see it (whoAmI's ip
+// identity): it is recorded as <client>.
+func (t *Transcript) SetClient(ip string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.client = ip
+}
+
+// Tolerant makes the transcript tolerant of other clients' transactions
+// (see Transcript); call it before anything is recorded.
+func (t *Transcript) Tolerant() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tolerant = true
+}
+
+// ReadZxid returns the normalised form of a zxid a read answered with
+// (the server's last zxid, not a transaction of the scenario's own).
+func (t *Transcript) ReadZxid(z int64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.readZxidLocked(z)
+}
+
+func (t *Transcript) readZxidLocked(z int64) string {
+	if !t.tolerant || z <= 0 {
+		return t.zxidLocked(z)
+	}
+	return fmt.Sprintf("%s%x%s", obsMark, z, obsMark)
 }
 
 // Logf appends a free-form line (already normalised by the caller).
@@ -123,11 +192,28 @@ func (t *Transcript) request(client string, op zkproto.OpCode, req zkproto.Recor
 func (t *Transcript) reply(client string, r *Reply) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	line := fmt.Sprintf("%s < %s zxid=%s", client, r.Header.Err.Name(), t.zxidLocked(r.Header.Zxid))
+	zxid := t.zxidLocked
+	if !writes(r.Op) {
+		zxid = t.readZxidLocked
+	}
+	line := fmt.Sprintf("%s < %s zxid=%s", client, r.Header.Err.Name(), zxid(r.Header.Zxid))
 	if r.Body != nil {
 		line += " " + t.recordLocked(r.Body)
 	}
 	t.lines = append(t.lines, line)
+}
+
+// writes reports whether op's reply carries the zxid of the transaction
+// it made (a failed write is an error transaction, with its own zxid);
+// other replies carry the server's last zxid.
+func writes(op zkproto.OpCode) bool {
+	switch op {
+	case zkproto.OpCreate, zkproto.OpCreate2, zkproto.OpCreateContainer, zkproto.OpCreateTTL,
+		zkproto.OpDelete, zkproto.OpDeleteContainer, zkproto.OpSetData, zkproto.OpSetACL,
+		zkproto.OpMulti, zkproto.OpReconfig, zkproto.OpCloseSession:
+		return true
+	}
+	return false
 }
 
 func data(b []byte) string {
@@ -194,9 +280,10 @@ func (t *Transcript) recordLocked(r zkproto.Record) string {
 	case *zkproto.RemoveWatchesRequest:
 		return fmt.Sprintf("%s type=%d", v.Path, v.Type)
 	case *zkproto.SetWatches:
-		return fmt.Sprintf("rel=%s data=%v exist=%v child=%v", t.zxidLocked(v.RelativeZxid), v.DataWatches, v.ExistWatches, v.ChildWatches)
+		// The relative zxid is the last one the client saw: a read's, perhaps.
+		return fmt.Sprintf("rel=%s data=%v exist=%v child=%v", t.readZxidLocked(v.RelativeZxid), v.DataWatches, v.ExistWatches, v.ChildWatches)
 	case *zkproto.SetWatches2:
-		return fmt.Sprintf("rel=%s data=%v exist=%v child=%v persistent=%v recursive=%v", t.zxidLocked(v.RelativeZxid),
+		return fmt.Sprintf("rel=%s data=%v exist=%v child=%v persistent=%v recursive=%v", t.readZxidLocked(v.RelativeZxid),
 			v.DataWatches, v.ExistWatches, v.ChildWatches, v.PersistentWatches, v.PersistentRecursiveWatches)
 	case *zkproto.MultiRequest:
 		parts := make([]string, len(v.Ops))
@@ -230,6 +317,11 @@ func (t *Transcript) recordLocked(r zkproto.Record) string {
 		parts := make([]string, len(v.ClientInfo))
 		for i, ci := range v.ClientInfo {
 			parts[i] = ci.AuthScheme + ":" + ci.User
+			if ci.AuthScheme == "ip" && ci.User == t.client && t.client != "" {
+				// The client's own address differs between servers on
+				// different machines.
+				parts[i] = "ip:<client>"
+			}
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	case *zkproto.SyncResponse:

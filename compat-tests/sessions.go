@@ -107,12 +107,12 @@ func init() {
 			s.Get(b, s.P("x"), false)
 			s.Do(b, zkproto.OpPing, nil)
 		}},
-		&Scenario{Area: "sessions", Name: "timeout negotiation bounds", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "timeout negotiation bounds", Needs: NeedTimeouts, Run: func(s *S) {
 			for i, t := range []int32{1, 3999, 4000, 10000, 40000, 40001, 1000000000} {
 				s.Connect(fmt.Sprintf("c%d", i), DialOptions{Timeout: t})
 			}
 		}},
-		&Scenario{Area: "sessions", Name: "negative requested timeout", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "negative requested timeout", Needs: NeedTimeouts, Run: func(s *S) {
 			s.Connect("neg", DialOptions{Timeout: -5})
 		}},
 		&Scenario{Area: "sessions", Name: "reconnect with the right password keeps the session", Run: func(s *S) {
@@ -127,7 +127,7 @@ func init() {
 			s.Create(a2, s.P("e2"), nil, int32(zkproto.ModeEphemeral))
 			s.Delete(a2, s.P("e"), -1)
 		}},
-		&Scenario{Area: "sessions", Name: "reconnect renegotiates the timeout", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "reconnect renegotiates the timeout", Needs: NeedTimeouts, Run: func(s *S) {
 			a := s.Connect("a", DialOptions{Timeout: 10000})
 			a2 := s.Connect("a2", DialOptions{SessionID: a.SessionID, Passwd: a.Passwd, Timeout: 20000})
 			s.Do(a2, zkproto.OpPing, nil)
@@ -191,7 +191,7 @@ func init() {
 			s.Do(a, zkproto.OpCloseSession, nil)
 			s.Flush(b)
 		}},
-		&Scenario{Area: "sessions", Name: "expiry deletes ephemerals and fires watches", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "expiry deletes ephemerals and fires watches", Needs: NeedTimeouts, Run: func(s *S) {
 			a := s.Connect("a", DialOptions{Timeout: 4000})
 			b := s.Client("b")
 			s.Create(a, s.P("e"), []byte("x"), int32(zkproto.ModeEphemeral))
@@ -204,7 +204,7 @@ func init() {
 			x := ssReconnect(s, a, "x", nil)
 			ssLogConnect(s, x)
 		}},
-		&Scenario{Area: "sessions", Name: "pings keep a session alive", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "pings keep a session alive", Needs: NeedTimeouts, Run: func(s *S) {
 			a := s.Connect("a", DialOptions{Timeout: 4000})
 			b := s.Client("b")
 			s.Create(a, s.P("e"), nil, int32(zkproto.ModeEphemeral))
@@ -269,14 +269,14 @@ func init() {
 			wtDoXid(s, c, 77, zkproto.OpAuth, &zkproto.AuthPacket{Scheme: "digest", Auth: []byte("bob:pw")})
 			s.Do(c, zkproto.OpWhoAmI, nil)
 		}},
-		&Scenario{Area: "sessions", Name: "whoAmI before and after auth", Run: func(s *S) {
+		&Scenario{Area: "sessions", Name: "whoAmI before and after auth", Needs: NeedSuper, Run: func(s *S) {
 			c := s.Client("c")
 			s.Do(c, zkproto.OpWhoAmI, nil)
 			s.Auth(c, "alice:secret")
 			s.Do(c, zkproto.OpWhoAmI, nil)
 			s.Auth(c, "alice:secret")
 			s.Do(c, zkproto.OpWhoAmI, nil)
-			s.Auth(c, "super:superpw")
+			s.Auth(c, s.Super())
 			s.Do(c, zkproto.OpWhoAmI, nil)
 			s.Do(c, zkproto.OpAuth, &zkproto.AuthPacket{Scheme: "ip", Auth: []byte("10.0.0.1")})
 			s.Do(c, zkproto.OpWhoAmI, nil)

@@ -36,7 +36,7 @@ func (s *S) MultiRead(c *Client, ops ...zkproto.MultiOp) *Reply {
 
 func init() {
 	register(
-		&Scenario{Area: "multi", Name: "every write op type succeeds", Run: func(s *S) {
+		&Scenario{Area: "multi", Name: "every write op type succeeds", Needs: NeedTTL, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Create(c, s.P("old"), []byte("o"), 0)
 			s.Multi(c,
@@ -53,7 +53,7 @@ func init() {
 			s.Exists(c, s.P("t"), false)
 			s.Exists(c, s.P("old"), false)
 		}},
-		&Scenario{Area: "multi", Name: "create2 sequential and ephemeral inside multi", Run: func(s *S) {
+		&Scenario{Area: "multi", Name: "create2 sequential and ephemeral inside multi", Needs: NeedTTL, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Multi(c,
 				OpCreate2(s.P("s-"), nil, int32(zkproto.ModePersistentSequential)),
@@ -94,7 +94,7 @@ func init() {
 			s.Multi(c, OpSet(s.P("a"), []byte("1"), 0), OpCheck(s.P("a"), 1), OpSet(s.P("a"), []byte("2"), 1), OpCheck(s.P("a"), 2))
 			s.Get(c, s.P("a"), false)
 		}},
-		&Scenario{Area: "multi", Name: "error codes inside multi", Run: func(s *S) {
+		&Scenario{Area: "multi", Name: "error codes inside multi", Needs: NeedTTL, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Create(c, s.P("p"), nil, 0)
 			s.Create(c, s.P("p/kid"), nil, 0)
@@ -259,7 +259,7 @@ func init() {
 			s.Multi(c, OpCreate(s.P("a"), nil, 0), OpDelete(s.P("a"), -1), OpCreate(s.P("a"), []byte("again"), 0))
 			s.Get(c, s.P("a"), false)
 		}},
-		&Scenario{Area: "multi", Name: "ephemeral parent inside multi", Run: func(s *S) {
+		&Scenario{Area: "multi", Name: "ephemeral parent inside multi", Needs: NeedTTL, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Multi(c, OpCreate(s.P("e"), nil, int32(zkproto.ModeEphemeral)), OpCreate(s.P("e/kid"), nil, 0))
 			s.Multi(c, OpCreateContainer(s.P("k"), nil), OpCreate(s.P("k/kid"), nil, 0), OpCreateTTL(s.P("t"), nil, int32(zkproto.ModePersistentWithTTL), 60000), OpCreate(s.P("t/kid"), nil, 0))

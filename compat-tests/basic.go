@@ -9,7 +9,7 @@ import (
 
 func init() {
 	register(
-		&Scenario{Area: "special", Name: "fresh root and zookeeper nodes", Fresh: true, Run: func(s *S) {
+		&Scenario{Area: "special", Name: "fresh root and zookeeper nodes", Needs: NeedFresh, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Exists(c, "/zookeeper", false)
 			s.Get(c, "/zookeeper/quota", false)
@@ -240,7 +240,7 @@ func init() {
 			s.Do(c, zkproto.OpRemoveWatches, &zkproto.RemoveWatchesRequest{Path: s.P("r"), Type: zkproto.WatcherAny})
 			s.Create(c, s.P("r/z"), nil, 0)
 		}},
-		&Scenario{Area: "auth", Name: "digest ACL and masking", Run: func(s *S) {
+		&Scenario{Area: "auth", Name: "digest ACL and masking", Needs: NeedSuper, Run: func(s *S) {
 			a := s.Client("alice")
 			s.Auth(a, "alice:secret")
 			s.Do(a, zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("d"), Data: []byte("x"), ACL: zkproto.CreatorAllACL()})
@@ -254,7 +254,7 @@ func init() {
 			s.Do(anon, zkproto.OpCreate, &zkproto.CreateRequest{Path: s.P("e"), ACL: []zkproto.ACL{}})
 			s.Do(anon, zkproto.OpWhoAmI, nil)
 			sup := s.Client("super")
-			s.Auth(sup, "super:superpw")
+			s.Auth(sup, s.Super())
 			s.Get(sup, s.P("d"), false)
 			s.Do(sup, zkproto.OpWhoAmI, nil)
 			s.Do(anon, zkproto.OpAuth, &zkproto.AuthPacket{Scheme: "nosuchscheme", Auth: []byte("x")})

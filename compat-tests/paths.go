@@ -93,7 +93,7 @@ func init() {
 				s.Do(c, zkproto.OpGetAllChildrenNumber, &zkproto.GetAllChildrenNumberRequest{Path: p})
 			}
 		}},
-		&Scenario{Area: "paths", Name: "empty path", Fresh: true, Run: func(s *S) {
+		&Scenario{Area: "paths", Name: "empty path", Needs: NeedFresh, Run: func(s *S) {
 			// ZooKeeper keeps the root under "" too: reads of "" see it,
 			// writes reject the path
 			c := s.Client("c1")
@@ -149,6 +149,8 @@ func init() {
 		&Scenario{Area: "paths", Name: "children under zookeeper", Run: func(s *S) {
 			c := s.Client("c1")
 			p := "/zookeeper/" + strings.TrimPrefix(s.P(""), "/")
+			s.Own(p)
+			s.Own("/zookeeper/quota/" + strings.TrimPrefix(s.P(""), "/"))
 			s.Create(c, p, []byte("x"), 0)
 			s.Create(c, p+"/kid", nil, 0)
 			s.Create(c, "/zookeeper/quota/"+strings.TrimPrefix(s.P(""), "/"), nil, 0)
@@ -157,7 +159,7 @@ func init() {
 			s.Delete(c, p, -1)
 			s.Delete(c, "/zookeeper/quota/"+strings.TrimPrefix(s.P(""), "/"), -1)
 		}},
-		&Scenario{Area: "paths", Name: "special nodes cannot be deleted", Run: func(s *S) {
+		&Scenario{Area: "paths", Name: "special nodes cannot be deleted", Needs: NeedFresh, Run: func(s *S) {
 			c := s.Client("c1")
 			for _, p := range []string{"/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"} {
 				s.Delete(c, p, -1)

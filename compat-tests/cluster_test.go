@@ -93,27 +93,6 @@ type ProcCluster struct {
 	Proxy *PeerProxy // nil unless Proxied
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago
-// (all held open together so none repeats).
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // StartProcCluster starts n nodes and waits until one leads and a majority
 // follows it. Everything is stopped and removed when the test ends.
 func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {

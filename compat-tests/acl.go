@@ -113,7 +113,7 @@ func init() {
 			}
 			s.Children(c, s.P(""), false)
 		}},
-		&Scenario{Area: "acl", Name: "ip ACL matches the client address", Run: func(s *S) {
+		&Scenario{Area: "acl", Name: "ip ACL matches the client address", Needs: NeedLoopback, Run: func(s *S) {
 			c := s.Client("c1")
 			s.CreateACL(c, s.P("exact"), []byte("e"), acl(31, "ip", "127.0.0.1"))
 			s.CreateACL(c, s.P("cidr"), []byte("c"), acl(31, "ip", "127.0.0.0/8"))
@@ -214,13 +214,13 @@ func init() {
 				"alice < OK",
 				"anon ! NodeCreated /acl-exists_on_a_node_without_READ/missing",
 			)},
-		&Scenario{Area: "acl", Name: "super digest bypasses every ACL", Run: func(s *S) {
+		&Scenario{Area: "acl", Name: "super digest bypasses every ACL", Needs: NeedSuper, Run: func(s *S) {
 			a := s.Client("alice")
 			s.Auth(a, "alice:secret")
 			s.CreateACL(a, s.P("d"), []byte("x"), zkproto.CreatorAllACL())
 			s.CreateACL(a, s.P("none"), []byte("n"), acl(0, "world", "anyone"))
 			sup := s.Client("super")
-			s.Auth(sup, "super:superpw")
+			s.Auth(sup, s.Super())
 			s.readsOf(sup, s.P("d"))
 			s.Set(sup, s.P("d"), []byte("y"), -1)
 			s.Create(sup, s.P("d/kid"), nil, 0)
@@ -235,10 +235,10 @@ func init() {
 			s.CreateACL(sup, s.P("bysuper"), nil, zkproto.CreatorAllACL())
 			s.GetACL(sup, s.P("bysuper"))
 			wrong := s.Client("wrong")
-			s.Auth(wrong, "super:wrongpw")
+			s.Auth(wrong, s.SuperUser()+":wrongpw")
 			s.Get(wrong, s.P("none"), false)
 		}},
-		&Scenario{Area: "acl", Name: "whoAmI shapes", Run: func(s *S) {
+		&Scenario{Area: "acl", Name: "whoAmI shapes", Needs: NeedSuper, Run: func(s *S) {
 			plain := s.Client("plain")
 			s.WhoAmI(plain)
 			d := s.Client("digest")
@@ -250,7 +250,7 @@ func init() {
 			s.Auth(two, "alice:secret")
 			s.WhoAmI(two)
 			sup := s.Client("super")
-			s.Auth(sup, "super:superpw")
+			s.Auth(sup, s.Super())
 			s.WhoAmI(sup)
 			utf := s.Client("utf8")
 			s.Auth(utf, "jürgen:pässwörd")
@@ -383,7 +383,7 @@ func init() {
 			s.Get(c, s.P("d"), false)
 			s.GetACL(c, s.P("d"))
 		}},
-		&Scenario{Area: "acl", Name: "zookeeper config node is read-only", Run: func(s *S) {
+		&Scenario{Area: "acl", Name: "zookeeper config node is read-only", Needs: NeedFresh, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Set(c, "/zookeeper/config", []byte("x"), -1)
 			s.Create(c, "/zookeeper/config/kid", nil, 0)

@@ -33,7 +33,8 @@ fmt-check:
 unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
-# The differential suite alone (real ZooKeeper vs zkbridge).
+# The differential suite alone (real ZooKeeper vs zkbridge, and ZooKeeper vs
+# itself); `zkbridge compat` runs it against any two servers (docs/compat.md).
 compat: deps
 	$(GO) test -count=1 -timeout 15m -run 'TestCompat|TestClient' ./compat-tests/
 

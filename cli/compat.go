@@ -195,7 +195,12 @@ func runCompat(c *ucli.Context) error {
 	bar := newCompatBar(c.App.ErrWriter, len(scenarios))
 	opts.Done = func(r compat.Result) {
 		if bar != nil {
-			bar.Describe(r.ID)
+			// A fixed width keeps the bar in place.
+			id := []rune(r.ID)
+			if len(id) > 40 {
+				id = append(id[:39], '…')
+			}
+			bar.Describe(fmt.Sprintf("%-40s", string(id)))
 			_ = bar.Add(1)
 		}
 	}

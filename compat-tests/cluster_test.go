@@ -77,6 +77,7 @@ type ProcNode struct {
 	Peer   string // Raft address the others dial
 	listen string // Raft listen address when not Peer (behind the proxy)
 	Admin  string // admin HTTP address
+	Native string // native gRPC API address
 	peers  string // its --peers flag
 	join   bool   // started with --join (added by raft add-voter)
 	dir    string
@@ -104,16 +105,17 @@ func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {
 		opts.ElectionTimeout = SuiteElectionTimeout
 	}
 	c := &ProcCluster{t: t, bin: zkbridgeBinary(t), opts: opts}
-	ports, err := freePorts(3 * n)
+	ports, err := freePorts(4 * n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := t.TempDir()
 	for i := 0; i < n; i++ {
 		c.Nodes = append(c.Nodes, &ProcNode{ID: i + 1,
-			Client: fmt.Sprintf("127.0.0.1:%d", ports[3*i]),
-			Peer:   fmt.Sprintf("127.0.0.1:%d", ports[3*i+1]),
-			Admin:  fmt.Sprintf("127.0.0.1:%d", ports[3*i+2]),
+			Client: fmt.Sprintf("127.0.0.1:%d", ports[4*i]),
+			Peer:   fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]),
+			Admin:  fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
+			Native: fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),
 			dir:    filepath.Join(base, fmt.Sprintf("node%d", i+1))})
 	}
 	if opts.Proxied {
@@ -145,6 +147,15 @@ func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {
 	return c
 }
 
+// NativeAddrs returns every node's native API address, in node order.
+func (c *ProcCluster) NativeAddrs() []string {
+	var out []string
+	for _, nd := range c.Nodes {
+		out = append(out, nd.Native)
+	}
+	return out
+}
+
 // Addrs returns every node's client address, in node order.
 func (c *ProcCluster) Addrs() []string {
 	var out []string
@@ -166,7 +177,7 @@ func (c *ProcCluster) Start(i int) {
 		c.t.Fatal(err)
 	}
 	args := []string{"server", "--data-dir", nd.dir, "--client-addr", nd.Client,
-		"--peer-addr", nd.Peer, "--admin-addr", nd.Admin, "--replica-id", fmt.Sprint(nd.ID),
+		"--peer-addr", nd.Peer, "--admin-addr", nd.Admin, "--native-addr", nd.Native, "--replica-id", fmt.Sprint(nd.ID),
 		"--peers", nd.peers, "--4lw", "*", "--tick-time", c.opts.TickTime.String(),
 		"--election-timeout", c.opts.ElectionTimeout.String(), "--log-format", "json"}
 	if nd.listen != "" {

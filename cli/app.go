@@ -23,6 +23,8 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 			serverCommand(),
 			raftCommand(),
 			benchCommand(),
+			nativeCommand(),
+			cutoverCommand(),
 			compatCommand(),
 			versionCommand(),
 		},

@@ -61,16 +61,17 @@
 // # Addresses: the documentation shows the defaults, the test rewrites them
 //
 // The documentation uses zkbridge's and ZooKeeper's well-known ports, as a
-// user would: client 2181 (2182, 2183, … for more nodes, up to 2189), admin
-// HTTP 8080 (to 8089), Raft 2888 (to 2899) and ZooKeeper's election ports
-// 3888 (to 3899). Every whole-number occurrence of one of these in a
-// runnable block (`127.0.0.1:2181`, `localhost:8080`, `clientPort=2181`,
-// `nc 127.0.0.1 2181`, `server.1=127.0.0.1:2888:3888`) is replaced, before
-// the block runs, by a loopback port that was free a moment before, the
-// same number by the same port throughout the block. Blocks then run in
-// parallel, and beside anything else that holds the real ports. A port
-// must therefore be written out: one computed in the block ($((2180 + i)))
-// escapes the rewriting.
+// user would: client 2181 (2182, 2183, … for more nodes, up to 2189), the
+// native API 2191 (2190 to 2199), admin HTTP 8080 (to 8089), Raft 2888 (to
+// 2899) and ZooKeeper's election ports 3888 (to 3899). Every whole-number
+// occurrence of one of these in a runnable block (`127.0.0.1:2181`,
+// `localhost:8080`, `clientPort=2181`, `nc 127.0.0.1 2181`,
+// `server.1=127.0.0.1:2888:3888`) is replaced, before the block runs, by
+// a loopback port that was free a moment before, the same number by the
+// same port throughout the block. Blocks then run in parallel, and beside
+// anything else that holds the real ports. A port must therefore be
+// written out: one computed in the block ($((2180 + i))) escapes the
+// rewriting.
 //
 // So a runnable block that starts a server names every address it binds,
 // on the command line or in its config file: `zkbridge server` with no
@@ -79,11 +80,11 @@
 //
 // A `server` block gets a node of its own, started by the test before the
 // block exactly as `make run` starts one (`zkbridge server`, the defaults
-// for everything) except for its three addresses, which are the block's
-// 2181, 8080 and 2888, and its data directory; the test waits until its
-// /readyz answers 200 and stops it after the block. So a block that shows
-// what to type once `make run` serves is run as it is written, its ports
-// rewritten.
+// for everything) except for its four addresses, which are the block's
+// 2181, 8080, 2888 and 2191 (--native-addr), and its data directory; the
+// test waits until its /readyz answers 200 and stops it after the block.
+// So a block that shows what to type once `make run` serves is run as it
+// is written, its ports rewritten.
 //
 // # Clean-up
 //

@@ -30,9 +30,9 @@ const defaultTimeout = 60 * time.Second
 
 // wellKnownPorts are the ports a runnable block may name; each is
 // rewritten to a free loopback port (see the package comment).
-// They are 2181-2189 (clients), 2888-2899 (Raft), 3888-3899 (ZooKeeper's
-// election) and 8080-8089 (admin HTTP).
-var wellKnownPorts = regexp.MustCompile(`\b(218[1-9]|28(8[89]|9[0-9])|38(8[89]|9[0-9])|808[0-9])\b`)
+// They are 2181-2189 (clients), 2190-2199 (the native API), 2888-2899
+// (Raft), 3888-3899 (ZooKeeper's election) and 8080-8089 (admin HTTP).
+var wellKnownPorts = regexp.MustCompile(`\b(218[1-9]|219[0-9]|28(8[89]|9[0-9])|38(8[89]|9[0-9])|808[0-9])\b`)
 
 // shellLangs are the fence languages that must be runnable or say why not.
 var shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
@@ -396,7 +396,7 @@ func runBlock(t *testing.T, e *env, b block) {
 	next := func() string { return freePort(t) }
 	var srvLog string
 	if b.server {
-		for _, p := range []string{"2181", "8080", "2888"} {
+		for _, p := range []string{"2181", "8080", "2888", "2191"} {
 			ports[p] = next()
 		}
 		srvLog = startServer(t, e, ports)
@@ -543,9 +543,9 @@ func linkRepo(t *testing.T, root, dir string) {
 	}
 }
 
-// startServer starts a node as `make run` does, on the block's 2181, 8080
-// and 2888, waits until it is ready and stops it at clean-up. It returns
-// the path of its log.
+// startServer starts a node as `make run` does, on the block's 2181, 8080,
+// 2888 and 2191 (the native API), waits until it is ready and stops it at
+// clean-up. It returns the path of its log.
 func startServer(t *testing.T, e *env, ports map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -559,6 +559,7 @@ func startServer(t *testing.T, e *env, ports map[string]string) string {
 		"--client-addr", "127.0.0.1:"+ports["2181"],
 		"--admin-addr", admin,
 		"--peer-addr", "127.0.0.1:"+ports["2888"],
+		"--native-addr", "127.0.0.1:"+ports["2191"],
 		"--data-dir", filepath.Join(dir, "data"))
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile

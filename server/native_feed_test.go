@@ -183,3 +183,36 @@ func TestNativeFeedCompactionAndSnapshot(t *testing.T) {
 		t.Fatalf("feed after the snapshot %v", got)
 	}
 }
+
+// Open streams do not hold up a shutdown: the feed ends at once with
+// Unavailable (resume elsewhere), a keep-alive stream within the grace.
+func TestNativeStopWithOpenStreams(t *testing.T) {
+	s := startTestServer(t, func(c *Config) { c.NativeAddr = "127.0.0.1:0" })
+	nc := zkbridgev1.NewBridgeClient(grpcConnOf(t, s))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	feed, err := nc.FetchMetadata(ctx, &zkbridgev1.FetchMetadataRequest{MaxWaitMs: 60000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, err := nc.KeepAlive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // both streams are open on the server
+	start := time.Now()
+	s.Stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Stop took %v with open streams", d)
+	}
+	for {
+		_, err := feed.Recv()
+		if err != nil {
+			wantCode(t, "the feed at shutdown", err, codes.Unavailable)
+			break
+		}
+	}
+	if _, err := ka.Recv(); err == nil {
+		t.Fatal("the keep-alive stream outlived the server")
+	}
+}

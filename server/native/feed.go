@@ -177,6 +177,8 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 		select {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
+		case <-s.closing:
+			return status.Error(codes.Unavailable, "fetch metadata: this node is shutting down: resume from progress_offset + 1 on another node")
 		case <-wake:
 		case <-timer.C:
 			if err := stream.Send(&zkbridgev1.FetchMetadataResponse{ProgressOffset: next - 1}); err != nil {

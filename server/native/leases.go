@@ -203,6 +203,15 @@ func (s *Server) heartbeat(id int64) (int64, error) {
 	}
 	info, err := s.node.SessionInfo(id)
 	if errors.Is(err, zkproto.ErrSessionExpired) {
+		// This replica may not have applied the lease's creation yet (a
+		// client that registered on another node): catch up with the
+		// leader before saying it is gone.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.node.CatchUp(ctx)
+		cancel()
+		info, err = s.node.SessionInfo(id)
+	}
+	if errors.Is(err, zkproto.ErrSessionExpired) {
 		return 0, status.Errorf(codes.NotFound, "heartbeat: lease 0x%x expired or never existed", id)
 	}
 	if err != nil {

@@ -34,6 +34,9 @@ type Server struct {
 	node *node.Node
 
 	applied *appliedSignal
+	// closing is closed when Close begins: streams end.
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	ln     net.Listener
 	grpc   *grpc.Server
@@ -43,7 +46,7 @@ type Server struct {
 
 // New creates the door of node n. Call it before n.Start.
 func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
-	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer(), applied: newAppliedSignal()}
+	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer(), applied: newAppliedSignal(), closing: make(chan struct{})}
 	n.Subscribe(node.Hooks{
 		Applied:    func([]*sm.Result) { s.applied.fire() },
 		LeaderLost: func(_ time.Duration) { s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING) },
@@ -80,11 +83,24 @@ func (s *Server) Serve() {
 	}()
 }
 
-// Close stops the door: streams end, in-flight unary calls finish.
+// closeGrace bounds how long Close lets in-flight calls finish.
+const closeGrace = 2 * time.Second
+
+// Close stops the door: the change-feed streams end at once, in-flight
+// unary calls may finish for closeGrace, then every connection is closed
+// (a client holding a keep-alive stream open cannot hold up a shutdown).
 func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
 	if s.grpc != nil {
 		s.health.Shutdown()
-		s.grpc.GracefulStop()
+		done := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(closeGrace):
+			s.grpc.Stop()
+			<-done
+		}
 	} else if s.ln != nil {
 		s.ln.Close()
 	}

@@ -61,6 +61,7 @@ func nativeCommand() *ucli.Command {
 			nativeDeleteCommand(),
 			nativeListCommand(),
 			nativeStatusCommand(),
+			nativeSessionsCommand(),
 		},
 	}
 }
@@ -851,4 +852,51 @@ func runNativeStatus(c *ucli.Context) error {
 		}
 	}
 	return nil
+}
+
+func nativeSessionsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "sessions",
+		Usage: "every session, leases included, with its TTL, owner replica, deadline and ephemerals (as cons and dump)",
+		Description: "A lease is a session without a connection: it is listed with the ZooKeeper clients' sessions.\n" +
+			"\n" +
+			"Examples:\n" +
+			"  zkbridge native sessions\n" +
+			"  zkbridge native sessions --json",
+		Flags: nativeFlags(),
+		Action: func(c *ucli.Context) error {
+			if _, err := nativeArgs(c, 0); err != nil {
+				return err
+			}
+			cl, err := dialNative(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			ctx, cancel := callContext(c)
+			defer cancel()
+			ss, err := cl.ListSessions(ctx)
+			if err != nil {
+				return explain(err)
+			}
+			for _, si := range ss {
+				if c.Bool("json") {
+					eph := si.Ephemerals
+					if eph == nil {
+						eph = []string{}
+					}
+					if err := printJSON(c.App.Writer, map[string]any{"id": fmt.Sprintf("0x%x", si.Id), "ttl_ms": si.TtlMs,
+						"owner_replica": si.OwnerReplica, "expires_in_ms": si.ExpiresInMs, "ephemerals": eph}); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(c.App.Writer, "0x%x\tttl=%dms\towner=%d\texpires_in=%dms\n", si.Id, si.TtlMs, si.OwnerReplica, si.ExpiresInMs)
+				for _, p := range si.Ephemerals {
+					fmt.Fprintf(c.App.Writer, "\t%s\n", p)
+				}
+			}
+			return nil
+		},
+	}
 }

@@ -177,6 +177,9 @@ func TestNativeCommands(t *testing.T) {
 	if out := must("native", "heartbeat", a, "--lease", lease); !strings.HasPrefix(out, "lease "+lease+" renewed: TTL 4s") {
 		t.Fatalf("heartbeat: %q", out)
 	}
+	if out := must("native", "sessions", a); !strings.Contains(out, lease+"\tttl=4000ms") || !strings.Contains(out, "\t/live/ids/w1\n") {
+		t.Fatalf("sessions: %q (lease %s)", out, lease)
+	}
 	time.Sleep(5 * time.Second) // past the TTL: the command keeps it alive
 	if out := must("native", "get", a, "/live/ids/w1"); out != "host-a:9000\n" {
 		t.Fatalf("the registration after its TTL: %q", out)

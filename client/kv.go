@@ -117,6 +117,21 @@ func (c *Client) Status(ctx context.Context) (*zkbridgev1.StatusResponse, error)
 	return out, err
 }
 
+// ListSessions lists every session of the tenant, leases included, with
+// its TTL, owning replica, deadline as the answering node tracks it and its
+// ephemerals.
+func (c *Client) ListSessions(ctx context.Context) ([]*zkbridgev1.SessionInfo, error) {
+	var out *zkbridgev1.ListSessionsResponse
+	_, err := c.call(ctx, true, func(ctx context.Context, s zkbridgev1.BridgeClient) (err error) {
+		out, err = s.ListSessions(ctx, &zkbridgev1.ListSessionsRequest{Tenant: c.opts.tenant})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Sessions, nil
+}
+
 // CutoverModes names the cutover modes as the CLI and the documentation
 // write them.
 var CutoverModes = map[zkbridgev1.CutoverMode]string{

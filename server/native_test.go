@@ -304,6 +304,21 @@ func TestNativeLeasesAreSessions(t *testing.T) {
 		t.Fatalf("the lease expired %v after its last heartbeat, before its TTL", d)
 	}
 
+	// Leases are listed as sessions, with their ephemerals.
+	lsess, err := nc.ListSessions(ctx, &zkbridgev1.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, si := range lsess.Sessions {
+		if si.Id == take.Lease.Id {
+			found = len(si.Ephemerals) == 1 && si.Ephemerals[0] == "/workers/ids/w1" && si.TtlMs == 4000 && si.ExpiresInMs > 0
+		}
+	}
+	if !found {
+		t.Fatalf("lease 0x%x not listed with its ephemeral: %+v", take.Lease.Id, lsess.Sessions)
+	}
+
 	// Deregister deletes at once; a wrong token is refused.
 	_, err = nc.Deregister(ctx, &zkbridgev1.DeregisterRequest{Lease: &zkbridgev1.Lease{Id: take.Lease.Id, Token: make([]byte, 16)}})
 	wantCode(t, "deregister with a wrong token", err, codes.NotFound)

@@ -2492,6 +2492,170 @@ func (x *ListCutoverPoliciesResponse) GetPolicies() []*CutoverPolicy {
 	return nil
 }
 
+type ListSessionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListSessionsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+type SessionInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	TtlMs         int64                  `protobuf:"varint,2,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	OwnerReplica  uint64                 `protobuf:"varint,3,opt,name=owner_replica,json=ownerReplica,proto3" json:"owner_replica,omitempty"` // the replica the session was opened or last moved on
+	ExpiresInMs   int64                  `protobuf:"varint,4,opt,name=expires_in_ms,json=expiresInMs,proto3" json:"expires_in_ms,omitempty"`  // as this node tracks it (-1: not tracked here)
+	Ephemerals    []string               `protobuf:"bytes,5,rep,name=ephemerals,proto3" json:"ephemerals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionInfo) Reset() {
+	*x = SessionInfo{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionInfo) ProtoMessage() {}
+
+func (x *SessionInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionInfo.ProtoReflect.Descriptor instead.
+func (*SessionInfo) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SessionInfo) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SessionInfo) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *SessionInfo) GetOwnerReplica() uint64 {
+	if x != nil {
+		return x.OwnerReplica
+	}
+	return 0
+}
+
+func (x *SessionInfo) GetExpiresInMs() int64 {
+	if x != nil {
+		return x.ExpiresInMs
+	}
+	return 0
+}
+
+func (x *SessionInfo) GetEphemerals() []string {
+	if x != nil {
+		return x.Ephemerals
+	}
+	return nil
+}
+
+type ListSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*SessionInfo         `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsResponse) Reset() {
+	*x = ListSessionsResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsResponse) ProtoMessage() {}
+
+func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListSessionsResponse) GetSessions() []*SessionInfo {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
 var File_zkbridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_zkbridge_v1_bridge_proto_rawDesc = "" +
@@ -2665,7 +2829,19 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\asubtree\x18\x01 \x01(\tR\asubtree\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.zkbridge.v1.CutoverModeR\x04mode\"U\n" +
 	"\x1bListCutoverPoliciesResponse\x126\n" +
-	"\bpolicies\x18\x01 \x03(\v2\x1a.zkbridge.v1.CutoverPolicyR\bpolicies*\xc7\x01\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x1a.zkbridge.v1.CutoverPolicyR\bpolicies\"-\n" +
+	"\x13ListSessionsRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"\x9d\x01\n" +
+	"\vSessionInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
+	"\x06ttl_ms\x18\x02 \x01(\x03R\x05ttlMs\x12#\n" +
+	"\rowner_replica\x18\x03 \x01(\x04R\fownerReplica\x12\"\n" +
+	"\rexpires_in_ms\x18\x04 \x01(\x03R\vexpiresInMs\x12\x1e\n" +
+	"\n" +
+	"ephemerals\x18\x05 \x03(\tR\n" +
+	"ephemerals\"L\n" +
+	"\x14ListSessionsResponse\x124\n" +
+	"\bsessions\x18\x01 \x03(\v2\x18.zkbridge.v1.SessionInfoR\bsessions*\xc7\x01\n" +
 	"\n" +
 	"ChangeType\x12\x1b\n" +
 	"\x17CHANGE_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2678,7 +2854,7 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\vCutoverMode\x12\x13\n" +
 	"\x0fCUTOVER_MODE_ZK\x10\x00\x12\x17\n" +
 	"\x13CUTOVER_MODE_NATIVE\x10\x01\x12\x1a\n" +
-	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\x9d\v\n" +
+	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xf2\v\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
@@ -2686,7 +2862,8 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\n" +
 	"Deregister\x12\x1e.zkbridge.v1.DeregisterRequest\x1a\x1f.zkbridge.v1.DeregisterResponse\x12X\n" +
 	"\rFetchMetadata\x12!.zkbridge.v1.FetchMetadataRequest\x1a\".zkbridge.v1.FetchMetadataResponse0\x01\x12p\n" +
-	"\x15FetchMetadataSnapshot\x12).zkbridge.v1.FetchMetadataSnapshotRequest\x1a*.zkbridge.v1.FetchMetadataSnapshotResponse0\x01\x12M\n" +
+	"\x15FetchMetadataSnapshot\x12).zkbridge.v1.FetchMetadataSnapshotRequest\x1a*.zkbridge.v1.FetchMetadataSnapshotResponse0\x01\x12S\n" +
+	"\fListSessions\x12 .zkbridge.v1.ListSessionsRequest\x1a!.zkbridge.v1.ListSessionsResponse\x12M\n" +
 	"\n" +
 	"AllocateID\x12\x1e.zkbridge.v1.AllocateIDRequest\x1a\x1f.zkbridge.v1.AllocateIDResponse\x128\n" +
 	"\x03Get\x12\x17.zkbridge.v1.GetRequest\x1a\x18.zkbridge.v1.GetResponse\x12;\n" +
@@ -2714,7 +2891,7 @@ func file_zkbridge_v1_bridge_proto_rawDescGZIP() []byte {
 }
 
 var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(ChangeType)(0),                       // 0: zkbridge.v1.ChangeType
 	(CutoverMode)(0),                      // 1: zkbridge.v1.CutoverMode
@@ -2757,6 +2934,9 @@ var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(*ListCutoverPoliciesRequest)(nil),    // 38: zkbridge.v1.ListCutoverPoliciesRequest
 	(*CutoverPolicy)(nil),                 // 39: zkbridge.v1.CutoverPolicy
 	(*ListCutoverPoliciesResponse)(nil),   // 40: zkbridge.v1.ListCutoverPoliciesResponse
+	(*ListSessionsRequest)(nil),           // 41: zkbridge.v1.ListSessionsRequest
+	(*SessionInfo)(nil),                   // 42: zkbridge.v1.SessionInfo
+	(*ListSessionsResponse)(nil),          // 43: zkbridge.v1.ListSessionsResponse
 }
 var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	5,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
@@ -2774,47 +2954,50 @@ var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	1,  // 12: zkbridge.v1.SetCutoverPolicyRequest.mode:type_name -> zkbridge.v1.CutoverMode
 	1,  // 13: zkbridge.v1.CutoverPolicy.mode:type_name -> zkbridge.v1.CutoverMode
 	39, // 14: zkbridge.v1.ListCutoverPoliciesResponse.policies:type_name -> zkbridge.v1.CutoverPolicy
-	3,  // 15: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
-	7,  // 16: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
-	7,  // 17: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
-	9,  // 18: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
-	28, // 19: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
-	33, // 20: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
-	11, // 21: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
-	13, // 22: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
-	15, // 23: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
-	17, // 24: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
-	19, // 25: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
-	36, // 26: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
-	38, // 27: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
-	21, // 28: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
-	24, // 29: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
-	24, // 30: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
-	25, // 31: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
-	26, // 32: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
-	4,  // 33: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
-	8,  // 34: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
-	8,  // 35: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
-	10, // 36: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
-	29, // 37: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
-	34, // 38: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
-	12, // 39: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
-	14, // 40: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
-	16, // 41: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
-	18, // 42: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
-	20, // 43: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
-	37, // 44: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
-	40, // 45: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
-	22, // 46: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
-	27, // 47: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 48: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
-	27, // 49: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 50: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
-	33, // [33:51] is the sub-list for method output_type
-	15, // [15:33] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	42, // 15: zkbridge.v1.ListSessionsResponse.sessions:type_name -> zkbridge.v1.SessionInfo
+	3,  // 16: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
+	7,  // 17: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
+	7,  // 18: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
+	9,  // 19: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
+	28, // 20: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
+	33, // 21: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
+	41, // 22: zkbridge.v1.Bridge.ListSessions:input_type -> zkbridge.v1.ListSessionsRequest
+	11, // 23: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
+	13, // 24: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
+	15, // 25: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
+	17, // 26: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
+	19, // 27: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
+	36, // 28: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
+	38, // 29: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
+	21, // 30: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
+	24, // 31: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
+	24, // 32: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
+	25, // 33: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
+	26, // 34: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
+	4,  // 35: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
+	8,  // 36: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
+	8,  // 37: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
+	10, // 38: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
+	29, // 39: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
+	34, // 40: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
+	43, // 41: zkbridge.v1.Bridge.ListSessions:output_type -> zkbridge.v1.ListSessionsResponse
+	12, // 42: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
+	14, // 43: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
+	16, // 44: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
+	18, // 45: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
+	20, // 46: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
+	37, // 47: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
+	40, // 48: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
+	22, // 49: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
+	27, // 50: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 51: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
+	27, // 52: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 53: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
+	35, // [35:54] is the sub-list for method output_type
+	16, // [16:35] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_zkbridge_v1_bridge_proto_init() }
@@ -2829,7 +3012,7 @@ func file_zkbridge_v1_bridge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkbridge_v1_bridge_proto_rawDesc), len(file_zkbridge_v1_bridge_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

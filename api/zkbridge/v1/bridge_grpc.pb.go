@@ -34,6 +34,7 @@ const (
 	Bridge_Deregister_FullMethodName            = "/zkbridge.v1.Bridge/Deregister"
 	Bridge_FetchMetadata_FullMethodName         = "/zkbridge.v1.Bridge/FetchMetadata"
 	Bridge_FetchMetadataSnapshot_FullMethodName = "/zkbridge.v1.Bridge/FetchMetadataSnapshot"
+	Bridge_ListSessions_FullMethodName          = "/zkbridge.v1.Bridge/ListSessions"
 	Bridge_AllocateID_FullMethodName            = "/zkbridge.v1.Bridge/AllocateID"
 	Bridge_Get_FullMethodName                   = "/zkbridge.v1.Bridge/Get"
 	Bridge_List_FullMethodName                  = "/zkbridge.v1.Bridge/List"
@@ -82,6 +83,11 @@ type BridgeClient interface {
 	// FetchMetadataSnapshot streams a consistent image of the subtrees at one
 	// offset, in chunks (the server never holds the whole tree).
 	FetchMetadataSnapshot(ctx context.Context, in *FetchMetadataSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchMetadataSnapshotResponse], error)
+	// ListSessions lists every session of the tenant, leases included (a
+	// lease is a session), as ZooKeeper's cons and dump show them: id, TTL,
+	// the replica it was opened or last moved on, its deadline as the
+	// answering node tracks it, and its ephemerals. Linearizable.
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	// AllocateID reserves a contiguous block [first, last] from a counter
 	// znode holding an 8-byte big-endian long (Curator's DistributedAtomicLong
 	// format, so ZooKeeper-mode code incrementing the same counter never gets
@@ -203,6 +209,16 @@ func (c *bridgeClient) FetchMetadataSnapshot(ctx context.Context, in *FetchMetad
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bridge_FetchMetadataSnapshotClient = grpc.ServerStreamingClient[FetchMetadataSnapshotResponse]
+
+func (c *bridgeClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsResponse)
+	err := c.cc.Invoke(ctx, Bridge_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *bridgeClient) AllocateID(ctx context.Context, in *AllocateIDRequest, opts ...grpc.CallOption) (*AllocateIDResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -358,6 +374,11 @@ type BridgeServer interface {
 	// FetchMetadataSnapshot streams a consistent image of the subtrees at one
 	// offset, in chunks (the server never holds the whole tree).
 	FetchMetadataSnapshot(*FetchMetadataSnapshotRequest, grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]) error
+	// ListSessions lists every session of the tenant, leases included (a
+	// lease is a session), as ZooKeeper's cons and dump show them: id, TTL,
+	// the replica it was opened or last moved on, its deadline as the
+	// answering node tracks it, and its ephemerals. Linearizable.
+	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	// AllocateID reserves a contiguous block [first, last] from a counter
 	// znode holding an 8-byte big-endian long (Curator's DistributedAtomicLong
 	// format, so ZooKeeper-mode code incrementing the same counter never gets
@@ -416,6 +437,9 @@ func (UnimplementedBridgeServer) FetchMetadata(*FetchMetadataRequest, grpc.Serve
 }
 func (UnimplementedBridgeServer) FetchMetadataSnapshot(*FetchMetadataSnapshotRequest, grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]) error {
 	return status.Error(codes.Unimplemented, "method FetchMetadataSnapshot not implemented")
+}
+func (UnimplementedBridgeServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
 }
 func (UnimplementedBridgeServer) AllocateID(context.Context, *AllocateIDRequest) (*AllocateIDResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AllocateID not implemented")
@@ -556,6 +580,24 @@ func _Bridge_FetchMetadataSnapshot_Handler(srv interface{}, stream grpc.ServerSt
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bridge_FetchMetadataSnapshotServer = grpc.ServerStreamingServer[FetchMetadataSnapshotResponse]
+
+func _Bridge_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _Bridge_AllocateID_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AllocateIDRequest)
@@ -791,6 +833,10 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Deregister",
 			Handler:    _Bridge_Deregister_Handler,
+		},
+		{
+			MethodName: "ListSessions",
+			Handler:    _Bridge_ListSessions_Handler,
 		},
 		{
 			MethodName: "AllocateID",

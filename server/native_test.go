@@ -403,3 +403,49 @@ func TestNativeCutoverFencesZooKeeperWriters(t *testing.T) {
 	_, err = nc.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "fluss", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_NATIVE})
 	wantCode(t, "a relative subtree", err, codes.InvalidArgument)
 }
+
+// The Fluss profile's coordinator election: the winner holds
+// /fluss/coordinators/active and bumps /fluss/coordinators/epoch in the
+// same transaction; a second candidate stands by until the first's lease
+// ends; ZooKeeper-mode Fluss code reads both as its own.
+func TestNativeFlussCoordinatorElection(t *testing.T) {
+	_, nc, zc := startNativeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr := func(id string) []byte {
+		return []byte(`{"version":2,"id":"` + id + `","listeners":"FLUSS://127.0.0.1:9124"}`)
+	}
+	for _, id := range []string{"c1", "c2"} {
+		if _, err := nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinators", MemberId: id, Payload: addr(id), LeaseTtlMs: 4000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinator-leader", MemberId: "c1", Payload: addr("c1"), LeaseTtlMs: 4000})
+	if err != nil || first.Path != "/fluss/coordinators/active" || first.CoordinatorEpoch != 0 {
+		t.Fatalf("the first leader: %+v %v", first, err)
+	}
+	_, err = nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinator-leader", MemberId: "c2", Payload: addr("c2"), LeaseTtlMs: 4000})
+	wantCode(t, "a second leader while the first lives", err, codes.AlreadyExists)
+	data, st, err := zc.Get("/fluss/coordinators/epoch")
+	if err != nil || string(data) != "0" || st.Version != 1 {
+		t.Fatalf("epoch znode %q %+v %v, want \"0\" at version 1", data, st, err)
+	}
+	if data, st, err := zc.Get("/fluss/coordinators/active"); err != nil || string(data) != string(addr("c1")) || st.EphemeralOwner != first.Lease.Id || st.Czxid != first.Epoch {
+		t.Fatalf("active znode %q %+v %v", data, st, err)
+	}
+	if kids, _, err := zc.Children("/fluss/coordinators/ids"); err != nil || len(kids) != 2 {
+		t.Fatalf("coordinator registrations %v %v", kids, err)
+	}
+	if _, err := nc.Deregister(ctx, &zkbridgev1.DeregisterRequest{Lease: first.Lease}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinator-leader", MemberId: "c2", Payload: addr("c2"), LeaseTtlMs: 4000})
+	if err != nil || second.CoordinatorEpoch != 1 {
+		t.Fatalf("the next leader: %+v %v", second, err)
+	}
+	if data, _, err := zc.Get("/fluss/coordinators/epoch"); err != nil || string(data) != "1" {
+		t.Fatalf("epoch after the second election %q %v", data, err)
+	}
+	_, err = nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinators", MemberId: "c3", Payload: []byte("not json"), LeaseTtlMs: 4000})
+	wantCode(t, "a coordinator without CoordinatorAddress JSON", err, codes.InvalidArgument)
+}

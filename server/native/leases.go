@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -29,39 +31,72 @@ import (
 // segment is what a group or member id may be: one path segment.
 var segment = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
 
+// Fluss's znodes (ZkData.java, Fluss main 2026-08; root /fluss by
+// default): members register under ids/, the elected coordinator holds
+// coordinators/active and fences with the ASCII integer at
+// coordinators/epoch, which starts at -1 and each new leader increments.
+const (
+	flussActive = "/fluss/coordinators/active"
+	flussEpoch  = "/fluss/coordinators/epoch"
+)
+
+// registration is where a Register puts its member.
+type registration struct {
+	path string
+	// leader: the Fluss coordinator election (coordinator-leader).
+	leader bool
+}
+
+// versionedJSON checks a Fluss payload: JSON with a "version" field.
+func versionedJSON(payload []byte, what, example string) error {
+	var reg struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(payload, &reg); err != nil || reg.Version == nil {
+		return fmt.Errorf("a Fluss %s is JSON with a \"version\" (e.g. %s)", what, example)
+	}
+	return nil
+}
+
 // registrationPath maps a profile, group and member to the znode a
 // registration creates, and checks its payload.
-func registrationPath(profile, group, member string, payload []byte) (string, error) {
+func registrationPath(profile, group, member string, payload []byte) (registration, error) {
 	if !segment.MatchString(member) || member == "." || member == ".." {
-		return "", fmt.Errorf("member_id %q is not one path segment of letters, digits, '.', '_', ':' or '-'", member)
+		return registration{}, fmt.Errorf("member_id %q is not one path segment of letters, digits, '.', '_', ':' or '-'", member)
 	}
 	switch profile {
 	case "", "generic":
 		if !segment.MatchString(group) || group == "." || group == ".." || group == "zookeeper" {
-			return "", fmt.Errorf("group %q is not one path segment of letters, digits, '.', '_', ':' or '-' (and not zookeeper)", group)
+			return registration{}, fmt.Errorf("group %q is not one path segment of letters, digits, '.', '_', ':' or '-' (and not zookeeper)", group)
 		}
-		return "/" + group + "/ids/" + member, nil
+		return registration{path: "/" + group + "/ids/" + member}, nil
 	case "fluss":
-		// Fluss's ZooKeeper layout (ZkData.java, Fluss main 2026-08):
-		// tablet servers register at <root>/tabletservers/ids/<id>, root
-		// /fluss by default, with TabletServerRegistration JSON.
-		if group != "tabletservers" {
-			return "", fmt.Errorf("profile fluss registers group tabletservers, not %q", group)
-		}
-		for _, c := range member {
-			if c < '0' || c > '9' {
-				return "", fmt.Errorf("a Fluss tablet server id is an integer, not %q", member)
+		const address = `{"version":2,"id":"…","listeners":"CLIENT://host:9123,FLUSS://host:9124"}`
+		switch group {
+		case "tabletservers":
+			for _, c := range member {
+				if c < '0' || c > '9' {
+					return registration{}, fmt.Errorf("a Fluss tablet server id is an integer, not %q", member)
+				}
 			}
+			if err := versionedJSON(payload, "tablet server registration (TabletServerRegistration)", `{"version":4,"listeners":"FLUSS://host:9123","register_timestamp":…}`); err != nil {
+				return registration{}, err
+			}
+			return registration{path: "/fluss/tabletservers/ids/" + member}, nil
+		case "coordinators":
+			if err := versionedJSON(payload, "coordinator registration (CoordinatorAddress)", address); err != nil {
+				return registration{}, err
+			}
+			return registration{path: "/fluss/coordinators/ids/" + member}, nil
+		case "coordinator-leader":
+			if err := versionedJSON(payload, "coordinator address (CoordinatorAddress)", address); err != nil {
+				return registration{}, err
+			}
+			return registration{path: flussActive, leader: true}, nil
 		}
-		var reg struct {
-			Version *int `json:"version"`
-		}
-		if err := json.Unmarshal(payload, &reg); err != nil || reg.Version == nil {
-			return "", errors.New(`a Fluss tablet server registration is JSON with a "version" (TabletServerRegistration, e.g. {"version":4,"listeners":"FLUSS://host:9123","register_timestamp":…})`)
-		}
-		return "/fluss/tabletservers/ids/" + member, nil
+		return registration{}, fmt.Errorf("profile fluss registers groups tabletservers, coordinators and coordinator-leader, not %q", group)
 	}
-	return "", fmt.Errorf("unknown profile %q (generic or fluss)", profile)
+	return registration{}, fmt.Errorf("unknown profile %q (generic or fluss)", profile)
 }
 
 // Register adds a member: an ephemeral znode owned by a new lease.
@@ -69,10 +104,11 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 	if err := checkTenant(r.Tenant); err != nil {
 		return nil, err
 	}
-	path, err := registrationPath(r.Profile, r.Group, r.MemberId, r.Payload)
+	reg, err := registrationPath(r.Profile, r.Group, r.MemberId, r.Payload)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "register: %v", err)
 	}
+	path := reg.path
 	if r.LeaseTtlMs <= 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "register %s: lease_ttl_ms %d (want a positive TTL)", path, r.LeaseTtlMs)
 	}
@@ -98,16 +134,27 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 	if err != nil {
 		return nil, codeOf("register (lease)", path, err)
 	}
-	res, err := s.node.ProposeSync(&sm.Command{
-		Header: sm.Header{Session: id, Conn: conn, Seq: 1, Time: time.Now().UnixMilli(), Auth: nativeAuth},
-		Op:     &sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
-	})
-	if err == nil && res.Err != zkproto.ErrOK {
-		err = res.Err
+	var czxid, coordEpoch int64
+	var seq uint64
+	if reg.leader {
+		czxid, coordEpoch, seq, err = s.electCoordinator(ctx, id, conn, r.Payload)
+	} else {
+		seq = 1
+		var res *sm.Result
+		res, err = s.node.ProposeSync(&sm.Command{
+			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli(), Auth: nativeAuth},
+			Op:     &sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
+		})
+		if err == nil && res.Err != zkproto.ErrOK {
+			err = res.Err
+		}
+		if err == nil {
+			czxid = res.Stat.Czxid
+		}
 	}
 	if err != nil {
 		// The lease has nothing to own: end it now rather than at expiry.
-		if cerr := s.node.CloseSession(id, conn, 2); cerr != nil {
+		if cerr := s.node.CloseSession(id, conn, seq+1); cerr != nil {
 			s.log.Warn().Err(cerr).Str("lease", fmt.Sprintf("0x%x", id)).Msg("closing an unused lease failed; it expires")
 		}
 		if errors.Is(err, zkproto.ErrNodeExists) {
@@ -116,8 +163,64 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 		}
 		return nil, codeOf("register", path, err)
 	}
-	s.log.Info().Str("path", path).Str("lease", fmt.Sprintf("0x%x", id)).Int64("epoch", res.Stat.Czxid).Msg("member registered")
-	return &zkbridgev1.RegisterResponse{Epoch: res.Stat.Czxid, Lease: &zkbridgev1.Lease{Id: id, Token: token}, Path: path, TtlMs: int64(ttl)}, nil
+	s.log.Info().Str("path", path).Str("lease", fmt.Sprintf("0x%x", id)).Int64("epoch", czxid).Msg("member registered")
+	return &zkbridgev1.RegisterResponse{Epoch: czxid, Lease: &zkbridgev1.Lease{Id: id, Token: token}, Path: path, TtlMs: int64(ttl), CoordinatorEpoch: coordEpoch}, nil
+}
+
+// electCoordinator makes lease id Fluss's coordinator leader: one
+// transaction creates /fluss/coordinators/active (ephemeral, the lease's)
+// and sets /fluss/coordinators/epoch to its value + 1 at the version read,
+// as Fluss's leader does after its LeaderLatch. A concurrent epoch change
+// is read again. It returns the active node's czxid, the new epoch and the
+// sequence number of the lease's last write.
+func (s *Server) electCoordinator(ctx context.Context, id int64, conn uint64, payload []byte) (czxid, epoch int64, seq uint64, err error) {
+	if _, err := s.propose(&sm.Create{OpCode: zkproto.OpCreate, Path: flussEpoch, Data: []byte("-1"), ACL: zkproto.OpenACLUnsafe()}); err != nil && !errors.Is(err, zkproto.ErrNodeExists) {
+		return 0, 0, 0, err
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		v, err := s.view(ctx, false)
+		if err != nil {
+			return 0, 0, seq, err
+		}
+		n, err := v.Get(flussEpoch)
+		v.Close()
+		if err != nil {
+			return 0, 0, seq, err
+		}
+		cur, perr := strconv.ParseInt(strings.TrimSpace(string(n.Data)), 10, 32)
+		if perr != nil {
+			return 0, 0, seq, status.Errorf(codes.FailedPrecondition, "register %s: %s holds %q, not an integer epoch", flussActive, flussEpoch, n.Data)
+		}
+		seq++
+		res, err := s.node.ProposeSync(&sm.Command{
+			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli(), Auth: nativeAuth},
+			Op: &sm.Multi{Ops: []sm.Op{
+				&sm.Create{OpCode: zkproto.OpCreate, Path: flussActive, Data: payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
+				&sm.SetData{Path: flussEpoch, Data: []byte(strconv.FormatInt(cur+1, 10)), Version: n.Stat.Version},
+			}},
+		})
+		if err != nil {
+			return 0, 0, seq, err
+		}
+		if res.Err != zkproto.ErrOK {
+			return 0, 0, seq, res.Err
+		}
+		switch {
+		case len(res.Ops) == 2 && res.Ops[0].Err == zkproto.ErrOK && res.Ops[1].Err == zkproto.ErrOK:
+			return res.Zxid, cur + 1, seq, nil
+		case len(res.Ops) > 0 && res.Ops[0].Err == zkproto.ErrNodeExists:
+			return 0, 0, seq, zkproto.ErrNodeExists
+		case len(res.Ops) > 1 && res.Ops[1].Err == zkproto.ErrBadVersion:
+			continue // the epoch moved: read it again
+		}
+		for _, o := range res.Ops {
+			if o.Err != zkproto.ErrOK && o.Err != zkproto.ErrRuntimeInconsistency {
+				return 0, 0, seq, o.Err
+			}
+		}
+		return 0, 0, seq, zkproto.ErrSystemError
+	}
+	return 0, 0, seq, status.Errorf(codes.Aborted, "register %s: the coordinator epoch kept changing", flussActive)
 }
 
 // ensureParents creates the missing persistent parents of path (a local

@@ -270,8 +270,12 @@ type RegisterRequest struct {
 	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// profile maps group and member to a path and a payload format:
 	// "generic" (the default) is /<group>/ids/<member_id> with the payload as
-	// is; "fluss" is Fluss's tablet server registration (group "tabletservers"
-	// at /fluss/tabletservers/ids/<id>, payload the registration JSON).
+	// is; "fluss" is Fluss's layout (root /fluss): group "tabletservers" at
+	// /fluss/tabletservers/ids/<id> (an integer) with TabletServerRegistration
+	// JSON, group "coordinators" at /fluss/coordinators/ids/<id> with
+	// CoordinatorAddress JSON, and group "coordinator-leader": the coordinator
+	// election, /fluss/coordinators/active with CoordinatorAddress JSON, its
+	// epoch bumped in the same transaction (coordinator_epoch).
 	Profile  string `protobuf:"bytes,2,opt,name=profile,proto3" json:"profile,omitempty"`
 	Group    string `protobuf:"bytes,3,opt,name=group,proto3" json:"group,omitempty"`
 	MemberId string `protobuf:"bytes,4,opt,name=member_id,json=memberId,proto3" json:"member_id,omitempty"`
@@ -369,12 +373,18 @@ type RegisterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// epoch is the zxid of the registration (the member's incarnation); it
 	// is the znode's czxid.
-	Epoch         int64  `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Lease         *Lease `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
-	Path          string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
-	TtlMs         int64  `protobuf:"varint,4,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"` // the TTL granted
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Epoch int64  `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Lease *Lease `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
+	Path  string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	TtlMs int64  `protobuf:"varint,4,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"` // the TTL granted
+	// coordinator_epoch: profile fluss, group coordinator-leader only: the
+	// coordinator epoch this leader fences with, written to
+	// /fluss/coordinators/epoch (an ASCII integer) in the same transaction
+	// that created /fluss/coordinators/active, as Fluss's elected leader
+	// does after winning its LeaderLatch.
+	CoordinatorEpoch int64 `protobuf:"varint,5,opt,name=coordinator_epoch,json=coordinatorEpoch,proto3" json:"coordinator_epoch,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
@@ -431,6 +441,13 @@ func (x *RegisterResponse) GetPath() string {
 func (x *RegisterResponse) GetTtlMs() int64 {
 	if x != nil {
 		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *RegisterResponse) GetCoordinatorEpoch() int64 {
+	if x != nil {
+		return x.CoordinatorEpoch
 	}
 	return 0
 }
@@ -2684,12 +2701,13 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\flease_ttl_ms\x18\x06 \x01(\x03R\n" +
 	"leaseTtlMs\x12*\n" +
 	"\x0eexpected_epoch\x18\a \x01(\x03H\x00R\rexpectedEpoch\x88\x01\x01B\x11\n" +
-	"\x0f_expected_epoch\"}\n" +
+	"\x0f_expected_epoch\"\xaa\x01\n" +
 	"\x10RegisterResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12(\n" +
 	"\x05lease\x18\x02 \x01(\v2\x12.zkbridge.v1.LeaseR\x05lease\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x15\n" +
-	"\x06ttl_ms\x18\x04 \x01(\x03R\x05ttlMs\"-\n" +
+	"\x06ttl_ms\x18\x04 \x01(\x03R\x05ttlMs\x12+\n" +
+	"\x11coordinator_epoch\x18\x05 \x01(\x03R\x10coordinatorEpoch\"-\n" +
 	"\x05Lease\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\fR\x05token\"l\n" +

@@ -570,6 +570,16 @@ func (k *zkbKeepAlive) recv() (int64, bool, error) {
 func (k *zkbKeepAlive) close() { k.cancel() }
 
 func (z *zkbridge) revokeAll(ctx context.Context, ids []int64) {
+	forEachLease(ids, func(id int64) {
+		z.mu.Lock()
+		tok := z.tokens[id]
+		z.mu.Unlock()
+		_, _ = z.c().Deregister(ctx, &zkbridgev1.DeregisterRequest{Lease: &zkbridgev1.Lease{Id: id, Token: tok}})
+	})
+}
+
+// forEachLease runs fn for every granted (nonzero) id, 32 at a time.
+func forEachLease(ids []int64, fn func(id int64)) {
 	var wg sync.WaitGroup
 	ch := make(chan int64)
 	for w := 0; w < 32; w++ {
@@ -577,10 +587,7 @@ func (z *zkbridge) revokeAll(ctx context.Context, ids []int64) {
 		go func() {
 			defer wg.Done()
 			for id := range ch {
-				z.mu.Lock()
-				tok := z.tokens[id]
-				z.mu.Unlock()
-				_, _ = z.c().Deregister(ctx, &zkbridgev1.DeregisterRequest{Lease: &zkbridgev1.Lease{Id: id, Token: tok}})
+				fn(id)
 			}
 		}()
 	}

@@ -68,24 +68,7 @@ func (k *etcdKeepAlive) recv() (int64, bool, error) {
 func (k *etcdKeepAlive) close() { k.cancel() }
 
 func (e *etcd) revokeAll(ctx context.Context, ids []int64) {
-	var wg sync.WaitGroup
-	ch := make(chan int64)
-	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range ch {
-				_, _ = e.cli.Revoke(ctx, clientv3.LeaseID(id))
-			}
-		}()
-	}
-	for _, id := range ids {
-		if id != 0 {
-			ch <- id
-		}
-	}
-	close(ch)
-	wg.Wait()
+	forEachLease(ids, func(id int64) { _, _ = e.cli.Revoke(ctx, clientv3.LeaseID(id)) })
 }
 
 func (e *etcd) count(ctx context.Context) (int64, error) {

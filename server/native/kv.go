@@ -45,50 +45,50 @@ func readable(n *sm.Node, op, path string) error {
 	return nil
 }
 
+// readNode checks a read's tenant and path, opens a view and reads the
+// node, which the caller must be allowed to READ. Close the view.
+func (s *Server) readNode(ctx context.Context, op, tenant, path string, serializable bool) (*sm.View, *sm.Node, error) {
+	if err := checkTenant(tenant); err != nil {
+		return nil, nil, err
+	}
+	if err := checkPath(op, path); err != nil {
+		return nil, nil, err
+	}
+	v, err := s.view(ctx, serializable)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := v.Get(path)
+	if err == nil {
+		err = readable(n, op, path)
+	} else {
+		err = codeOf(op, path, err)
+	}
+	if err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	return v, n, nil
+}
+
 // Get reads one znode.
 func (s *Server) Get(ctx context.Context, r *zkbridgev1.GetRequest) (*zkbridgev1.GetResponse, error) {
-	if err := checkTenant(r.Tenant); err != nil {
-		return nil, err
-	}
-	if err := checkPath("get", r.Path); err != nil {
-		return nil, err
-	}
-	v, err := s.view(ctx, r.Serializable)
+	v, n, err := s.readNode(ctx, "get", r.Tenant, r.Path, r.Serializable)
 	if err != nil {
 		return nil, err
 	}
 	defer v.Close()
-	n, err := v.Get(r.Path)
-	if err != nil {
-		return nil, codeOf("get", r.Path, err)
-	}
-	if err := readable(n, "get", r.Path); err != nil {
-		return nil, err
-	}
 	zxid, _ := v.LastZxid()
 	return &zkbridgev1.GetResponse{Data: n.Data, Stat: statOf(n.Stat), Zxid: zxid}, nil
 }
 
 // List reads a znode's children.
 func (s *Server) List(ctx context.Context, r *zkbridgev1.ListRequest) (*zkbridgev1.ListResponse, error) {
-	if err := checkTenant(r.Tenant); err != nil {
-		return nil, err
-	}
-	if err := checkPath("list", r.Path); err != nil {
-		return nil, err
-	}
-	v, err := s.view(ctx, r.Serializable)
+	v, _, err := s.readNode(ctx, "list", r.Tenant, r.Path, r.Serializable)
 	if err != nil {
 		return nil, err
 	}
 	defer v.Close()
-	n, err := v.Get(r.Path)
-	if err != nil {
-		return nil, codeOf("list", r.Path, err)
-	}
-	if err := readable(n, "list", r.Path); err != nil {
-		return nil, err
-	}
 	names, st, err := v.Children(r.Path)
 	if err != nil {
 		return nil, codeOf("list", r.Path, err)

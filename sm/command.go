@@ -62,6 +62,8 @@ const (
 	kindConfigChanged   opKind = 16
 	kindSetCutover      opKind = 17
 	kindIncrement       opKind = 18
+	kindImportNodes     opKind = 19
+	kindImportSessions  opKind = 20
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -188,6 +190,8 @@ func (*RegisterReplica) kind() opKind { return kindRegisterReplica }
 func (*ConfigChanged) kind() opKind   { return kindConfigChanged }
 func (*SetCutover) kind() opKind      { return kindSetCutover }
 func (*Increment) kind() opKind       { return kindIncrement }
+func (*ImportNodes) kind() opKind     { return kindImportNodes }
+func (*ImportSessions) kind() opKind  { return kindImportSessions }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -292,6 +296,31 @@ func encodeOp(e *enc, op Op, top bool) {
 	case *Increment:
 		e.str(o.Path)
 		e.svar(o.Delta)
+	case *ImportNodes:
+		e.boolean(o.Merge)
+		e.uvar(uint64(len(o.Nodes)))
+		for i := range o.Nodes {
+			n := &o.Nodes[i]
+			e.str(n.Path)
+			e.bytesOrNil(n.Data)
+			encodeACL(e, n.ACL)
+			e.svar(n.Czxid)
+			e.svar(n.Mzxid)
+			e.svar(n.Pzxid)
+			e.svar(n.Ctime)
+			e.svar(n.Mtime)
+			e.svar(int64(n.Version))
+			e.svar(int64(n.Aversion))
+			e.svar(n.EphemeralOwner)
+			e.svar(int64(n.Creates))
+		}
+	case *ImportSessions:
+		e.uvar(uint64(len(o.Sessions)))
+		for _, s := range o.Sessions {
+			e.svar(s.ID)
+			e.svar(int64(s.Timeout))
+			e.bytesOrNil(s.Password)
+		}
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -430,6 +459,22 @@ func decodeOp(d *dec, top bool) Op {
 		return &SetCutover{Path: d.str(), Mode: CutoverMode(d.u8())}
 	case kindIncrement:
 		return &Increment{Path: d.str(), Delta: d.svar()}
+	case kindImportNodes:
+		o := &ImportNodes{Merge: d.boolean()}
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			o.Nodes = append(o.Nodes, ImportedNode{Path: d.str(), Data: d.bytesOrNil(), ACL: decodeACL(d),
+				Czxid: d.svar(), Mzxid: d.svar(), Pzxid: d.svar(), Ctime: d.svar(), Mtime: d.svar(),
+				Version: int32(d.svar()), Aversion: int32(d.svar()), EphemeralOwner: d.svar(), Creates: int32(d.svar())})
+		}
+		return o
+	case kindImportSessions:
+		o := &ImportSessions{}
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			o.Sessions = append(o.Sessions, ImportedSession{ID: d.svar(), Timeout: int32(d.svar()), Password: d.bytesOrNil()})
+		}
+		return o
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

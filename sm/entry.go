@@ -39,6 +39,10 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		a.configChanged(o, res)
 	case *SetCutover:
 		res.Err, err = a.setCutover(o)
+	case *ImportNodes:
+		err = a.importNodes(o, res)
+	case *ImportSessions:
+		err = a.importSessions(o, res)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

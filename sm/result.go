@@ -55,6 +55,9 @@ type Result struct {
 	Fenced bool
 	// Counter is an Increment's value before it (Curator's preValue).
 	Counter int64
+	// Imported are the sessions an ImportSessions created, for every node's
+	// session tracker. Not part of Encode.
+	Imported []ImportedSession
 }
 
 // OpResult is one op's outcome inside a Multi. Type is the result type of the

@@ -261,6 +261,9 @@ func (n *Node) applied(results []*sm.Result) {
 		for _, id := range res.Touched {
 			n.sessions.refresh(id)
 		}
+		for _, s := range res.Imported { // a migration's sessions, a full timeout each
+			n.sessions.add(s.ID, s.Timeout)
+		}
 		if id := res.ClosedSession; id != 0 {
 			n.log.Info().Str("session", SessionHex(id)).Msg("session closed")
 			n.sessions.remove(id)

@@ -1,0 +1,162 @@
+package sm
+
+import (
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// Migration imports: znodes and sessions as a ZooKeeper ensemble had them,
+// every stat field kept, so clients that move over see the same tree, the
+// same versions (compare-and-set keeps working) and the same next
+// sequential suffix, and sessions that resume with their old id and
+// password.
+
+// ZooKeeper's ephemeralOwner markers of the node kinds clients see as
+// persistent: containers, and TTL nodes with the TTL in the low bits.
+const (
+	ownerContainer = int64(-1 << 63) // 0x8000000000000000
+	ownerTTLMask   = int64(-1 << 56) // 0xFF00000000000000
+)
+
+// ImportedNode is one znode as the source had it.
+type ImportedNode struct {
+	Path string
+	Data []byte // nil = null data
+	ACL  []zkproto.ACL
+	// The stat, as the source's clients or its snapshot show it; the
+	// children count follows from the children imported.
+	Czxid, Mzxid, Pzxid, Ctime, Mtime int64
+	Version, Aversion                 int32
+	// EphemeralOwner: 0 persistent, a session id (imported before, with
+	// ImportSessions), or ZooKeeper's container (0x8000000000000000) or TTL
+	// (0xFF00000000000000 | ttl) marker.
+	EphemeralOwner int64
+	// Creates is the count of children ever created: the next sequential
+	// suffix. Clients see cversion = 2·Creates − numChildren, so from a
+	// live read it is (cversion + numChildren) / 2.
+	Creates int32
+}
+
+// ImportNodes loads znodes, parents before children (a parent may be in
+// the same command or already in the tree). Unless Merge, a node that
+// exists already fails the whole command with NodeExists and nothing of it
+// is applied; with Merge an existing node is left as it is. Special paths
+// (/zookeeper, its config and quota roots) are refused. No watch fires; the
+// change log records the creates. The result's Path names the failing node.
+type ImportNodes struct {
+	Nodes []ImportedNode
+	Merge bool
+}
+
+// ImportedSession is a session as the source had it: its id, negotiated
+// timeout and password (ZooKeeper derives it from the id), so its client
+// resumes it on zkbridge.
+type ImportedSession struct {
+	ID       int64
+	Timeout  int32
+	Password []byte
+}
+
+// ImportSessions creates the sessions (an existing id is left as it is).
+// ZooKeeper's session ids are at least 2^56 for any server id above 0 and
+// carry a millisecond clock for server id 0, far above the entry indexes
+// zkbridge's own session ids come from, so the two never collide.
+type ImportSessions struct {
+	Sessions []ImportedSession
+}
+
+func (a *applier) importNodes(o *ImportNodes, res *Result) error {
+	made := make(map[string]bool, len(o.Nodes))
+	fail := func(code zkproto.ErrCode, p string) error {
+		a.t.reset()
+		a.events, a.changes, a.sizes = a.events[:0], a.changes[:0], TreeStats{}
+		res.Err, res.Path = code, p
+		return nil
+	}
+	for i := range o.Nodes {
+		in := &o.Nodes[i]
+		parentPath, ok := parentOf(in.Path)
+		if !ok || !validPath(in.Path) || zkproto.IsSpecialPath(in.Path) || in.Creates < 0 {
+			return fail(zkproto.ErrBadArguments, in.Path)
+		}
+		existing, err := a.t.node(in.Path)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			if o.Merge && !made[in.Path] {
+				continue
+			}
+			return fail(zkproto.ErrNodeExists, in.Path)
+		}
+		parent, err := a.t.node(parentPath)
+		if err != nil {
+			return err
+		}
+		if parent == nil {
+			return fail(zkproto.ErrNoNode, in.Path)
+		}
+		if parent.kind == kindEphemeral {
+			return fail(zkproto.ErrNoChildrenForEphemerals, in.Path)
+		}
+		n := &nodeRec{kind: kindPersistent, czxid: in.Czxid, mzxid: in.Mzxid, pzxid: in.Pzxid, ctime: in.Ctime,
+			mtime: in.Mtime, version: in.Version, aversion: in.Aversion, creates: in.Creates, data: in.Data}
+		switch owner := in.EphemeralOwner; {
+		case owner == 0:
+		case owner == ownerContainer:
+			n.kind = kindContainer
+			a.t.set(indexKey(spaceContainer, in.Path), nil)
+		case owner&ownerTTLMask == ownerTTLMask:
+			n.kind, n.ttl = kindTTLNode, owner&^ownerTTLMask
+			a.t.set(indexKey(spaceTTL, in.Path), nil)
+		default:
+			s, err := a.t.session(owner)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return fail(zkproto.ErrSessionExpired, in.Path) // import its session first
+			}
+			n.kind, n.owner = kindEphemeral, owner
+			a.t.set(ephemeralKey(owner, in.Path), nil)
+		}
+		acl := in.ACL
+		if len(acl) == 0 {
+			acl = zkproto.OpenACLUnsafe()
+		}
+		if n.aclID, err = a.t.aclRef(acl); err != nil {
+			return err
+		}
+		a.t.putNode(in.Path, n)
+		made[in.Path] = true
+		parent.numChildren++
+		a.t.putNode(parentPath, parent)
+		a.sizes.add(n.kind, in.Path, len(in.Data), 1)
+		if err := a.quotaCreated(in.Path, len(in.Data)); err != nil {
+			return err
+		}
+		a.change(Change{Type: ChangeCreated, Path: in.Path, Stat: n.stat(), Data: in.Data})
+	}
+	return nil
+}
+
+func (a *applier) importSessions(o *ImportSessions, res *Result) error {
+	for _, in := range o.Sessions {
+		if in.ID == 0 || in.Timeout <= 0 || len(in.Password) != zkproto.PasswordLength {
+			a.t.reset()
+			res.Err = zkproto.ErrBadArguments
+			res.Imported = nil
+			return nil
+		}
+		s, err := a.t.session(in.ID)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			continue
+		}
+		a.t.putSession(&SessionInfo{ID: in.ID, Timeout: in.Timeout, Password: in.Password})
+		a.change(Change{Type: ChangeSessionCreated, Session: in.ID})
+		res.Imported = append(res.Imported, in)
+	}
+	return nil
+}

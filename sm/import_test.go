@@ -1,0 +1,74 @@
+package sm
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// Imported znodes keep every stat field, containers and TTL nodes keep
+// their kind, ephemerals belong to their imported session, and the next
+// sequential suffix continues the source's.
+func TestImportKeepsStatsKindsAndCounters(t *testing.T) {
+	h := newHarness(t, Config{})
+	const sid = int64(0x0100017f00000001) // a ZooKeeper session id of server 1
+	pw := bytes.Repeat([]byte{7}, zkproto.PasswordLength)
+	r := h.do(0, &ImportSessions{Sessions: []ImportedSession{{ID: sid, Timeout: 30000, Password: pw}}})
+	if r.Err != zkproto.ErrOK || len(h.last[0].Imported) != 1 {
+		t.Fatalf("import sessions: %+v %+v", r, h.last[0])
+	}
+	digest := []zkproto.ACL{{Perms: zkproto.PermRead, ID: zkproto.Id{Scheme: "digest", ID: "u:hash"}}}
+	nodes := []ImportedNode{
+		{Path: "/app", Czxid: 0x100000002, Mzxid: 0x100000002, Pzxid: 0x100000009, Ctime: 1000, Mtime: 1000, Creates: 7},
+		{Path: "/app/a", Data: []byte("v3"), ACL: digest, Czxid: 0x100000003, Mzxid: 0x100000008, Pzxid: 0x100000003, Ctime: 1001, Mtime: 1005, Version: 3, Aversion: 1},
+		{Path: "/app/e", Czxid: 0x100000004, Mzxid: 0x100000004, Pzxid: 0x100000004, EphemeralOwner: sid},
+		{Path: "/app/c", Czxid: 0x100000005, Mzxid: 0x100000005, Pzxid: 0x100000005, EphemeralOwner: ownerContainer},
+		{Path: "/app/t", Czxid: 0x100000006, Mzxid: 0x100000006, Pzxid: 0x100000006, EphemeralOwner: ownerTTLMask | 60000},
+	}
+	if r := h.do(0, &ImportNodes{Nodes: nodes}); r.Err != zkproto.ErrOK {
+		t.Fatalf("import: %+v", r)
+	}
+	st := h.stat("/app")
+	if st.Cversion != 2*7-4 || st.NumChildren != 4 || st.Pzxid != 0x100000009 || st.Czxid != 0x100000002 || st.Ctime != 1000 {
+		t.Fatalf("/app stat %+v", st)
+	}
+	st = h.stat("/app/a")
+	if st.Version != 3 || st.Aversion != 1 || st.Mzxid != 0x100000008 || st.Mtime != 1005 || st.DataLength != 2 {
+		t.Fatalf("/app/a stat %+v", st)
+	}
+	if st := h.stat("/app/e"); st.EphemeralOwner != sid {
+		t.Fatalf("/app/e owner %#x", st.EphemeralOwner)
+	}
+	if st := h.stat("/app/c"); st.EphemeralOwner != 0 {
+		t.Fatalf("a container shows owner %#x to clients", st.EphemeralOwner)
+	}
+	v := h.view()
+	containers, ttls, err := v.ReapCandidates(1<<62, 0, 10)
+	v.Close()
+	if err != nil || len(ttls) != 1 || ttls[0] != "/app/t" {
+		t.Fatalf("reaper candidates %v %v %v", containers, ttls, err)
+	}
+	s := h.newSession()
+	if p := h.create(s, "/app/seq-", nil, int32(zkproto.ModePersistentSequential)).Path; p != "/app/seq-0000000007" {
+		t.Fatalf("next sequential node %s, want the source's suffix 7", p)
+	}
+
+	// A batch with a node that exists fails whole; Merge skips it.
+	r = h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/app/new"}, {Path: "/app/a"}}})
+	if r.Err != zkproto.ErrNodeExists || r.Path != "/app/a" || h.exists("/app/new") {
+		t.Fatalf("import over an existing node: %+v, /app/new exists %v", r, h.exists("/app/new"))
+	}
+	if r := h.do(0, &ImportNodes{Merge: true, Nodes: []ImportedNode{{Path: "/app/new"}, {Path: "/app/a", Data: []byte("other")}}}); r.Err != zkproto.ErrOK || !h.exists("/app/new") || h.stat("/app/a").Version != 3 {
+		t.Fatalf("merge: %+v", r)
+	}
+	wantErr(t, "an ephemeral of an unknown session", h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/app/x", EphemeralOwner: 42}}}).Err, zkproto.ErrSessionExpired)
+	wantErr(t, "a missing parent", h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/no/x"}}}).Err, zkproto.ErrNoNode)
+	wantErr(t, "a special path", h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/zookeeper"}}}).Err, zkproto.ErrBadArguments)
+	wantErr(t, "a short password", h.do(0, &ImportSessions{Sessions: []ImportedSession{{ID: 9, Timeout: 1, Password: []byte{1}}}}).Err, zkproto.ErrBadArguments)
+
+	// The imported session owns its ephemeral: closing it deletes it.
+	if r := h.do(sid, &CloseSession{Expired: true}); r.Err != zkproto.ErrOK || h.exists("/app/e") {
+		t.Fatalf("close of the imported session: %+v, /app/e exists %v", r, h.exists("/app/e"))
+	}
+}

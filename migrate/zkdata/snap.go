@@ -297,7 +297,7 @@ func ReadSnapshotFrom(r io.Reader, compression string, visit SnapshotVisitor) (S
 		if err != nil {
 			return info, fmt.Errorf("node %q: %w", path, err)
 		}
-		var sb [68]byte
+		var sb [60]byte
 		if err := s.full(sb[:]); err != nil {
 			return info, fmt.Errorf("node %q stat: %w", path, err)
 		}

@@ -236,8 +236,11 @@ func (r *LogReader) readEntry() (Entry, error) {
 	if length == 0 {
 		// ZooKeeper's EOF: preallocated zeros. Anything but zeros after it
 		// means an entry was wiped out in the middle.
-		if crc == 0 && r.restZero(r.off+12) {
-			return Entry{}, io.EOF
+		if r.restZero(r.off + 12) {
+			if crc == 0 {
+				return Entry{}, io.EOF
+			}
+			return torn("entry header cut short")
 		}
 		return Entry{}, &CorruptError{pos, errors.New("empty entry followed by more data")}
 	}

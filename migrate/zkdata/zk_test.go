@@ -511,9 +511,37 @@ func copyFixtures(t *testing.T, d *DataDir) {
 		realFixtures.log = b
 	}
 	if os.Getenv("ZKDATA_WRITE_TESTDATA") != "" {
+		// Refresh testdata/: the largest snapshot and the log with the
+		// most kinds of txn that stay small, padding trimmed.
 		os.MkdirAll("testdata", 0o755)
-		os.WriteFile("testdata/snapshot.seed", realFixtures.snap, 0o644)
-		os.WriteFile("testdata/log.seed", trimZeros(realFixtures.log), 0o644)
+		var snap, log []byte
+		for _, s := range d.Snapshots {
+			if b, _ := os.ReadFile(s.Path); len(b) < 4096 && len(b) > len(snap) {
+				snap = b
+			}
+		}
+		best := 0
+		for _, l := range d.Logs {
+			b, _ := os.ReadFile(l.Path)
+			if b = trimZeros(b); len(b) >= 8192 {
+				continue
+			}
+			types := map[int32]bool{}
+			r := NewLogReaderFiles([]LogFile{l}, 0)
+			for {
+				e, err := r.Next()
+				if err != nil {
+					break
+				}
+				types[e.Header.Type] = true
+			}
+			r.Close()
+			if len(types) > best {
+				best, log = len(types), b
+			}
+		}
+		os.WriteFile("testdata/snapshot.seed", snap, 0o644)
+		os.WriteFile("testdata/log.seed", log, 0o644)
 	}
 }
 

@@ -17,7 +17,7 @@ func TestImportedSessionResumesWithItsZooKeeperPassword(t *testing.T) {
 	s := startTestServer(t, nil)
 	n := s.Node()
 	const sid = int64(0x0100017f0000abcd) // server 1's session, as ZooKeeper numbers them
-	const oldZxid = int64(0x1000000a0)     // epoch 1 of the old ensemble
+	const oldZxid = int64(0x1000000a0)    // epoch 1 of the old ensemble
 	pw := migrate.ZooKeeperPassword(sid)
 	for _, op := range []sm.Op{
 		&sm.SetZxidBase{Base: 2 << 32}, // (source epoch + 1) << 32

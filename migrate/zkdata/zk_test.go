@@ -3,7 +3,6 @@ package zkdata
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -494,22 +493,9 @@ func compareTree(t *testing.T, from string, tree *Tree, live map[string]liveNode
 	}
 }
 
-// copyFixtures keeps the smallest real snapshot and log (when small) for
-// the fuzz seeds and bad-input tests of this run.
-var realFixtures struct {
-	sync.Mutex
-	snap, log []byte
-}
-
+// copyFixtures refreshes testdata/ (the fuzz and bad-input seeds) from
+// this run when ZKDATA_WRITE_TESTDATA is set.
 func copyFixtures(t *testing.T, d *DataDir) {
-	realFixtures.Lock()
-	defer realFixtures.Unlock()
-	if b, err := os.ReadFile(d.Snapshots[0].Path); err == nil {
-		realFixtures.snap = b
-	}
-	if b, err := os.ReadFile(d.Logs[0].Path); err == nil {
-		realFixtures.log = b
-	}
 	if os.Getenv("ZKDATA_WRITE_TESTDATA") != "" {
 		// Refresh testdata/: the largest snapshot and the log with the
 		// most kinds of txn that stay small, padding trimmed.
@@ -553,4 +539,3 @@ func trimZeros(b []byte) []byte {
 	return b[:i]
 }
 
-var _ = errors.New

@@ -538,4 +538,3 @@ func trimZeros(b []byte) []byte {
 	}
 	return b[:i]
 }
-

@@ -36,7 +36,7 @@ type zkServer struct {
 	stopped bool
 }
 
-func startZooKeeper(t *testing.T) *zkServer {
+func startZooKeeper(t *testing.T, jvmFlags string) *zkServer {
 	t.Helper()
 	if _, err := os.Stat(zkJar); err != nil {
 		t.Skipf("ZooKeeper is not installed (%s missing; run scripts/install-zookeeper.sh)", zkJar)
@@ -52,7 +52,7 @@ func startZooKeeper(t *testing.T) *zkServer {
 		"ZK_CONTAINER_CHECK_MS=300",
 		"ZK_HEAP=256m",
 		// Small snapCount and preallocation: several snapshots and logs.
-		"ZK_JVM_FLAGS=-Dzookeeper.snapCount=16 -Dzookeeper.preAllocSize=16 -Dzookeeper.digest.enabled=true",
+		"ZK_JVM_FLAGS=-Dzookeeper.snapCount=16 -Dzookeeper.preAllocSize=16 -Dzookeeper.digest.enabled=true "+jvmFlags,
 	)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -354,7 +354,7 @@ func exercise(t *testing.T, addr string) (*zk.Conn, map[string]liveNode) {
 
 func TestRealZooKeeperDataDir(t *testing.T) {
 	start := time.Now()
-	srv := startZooKeeper(t)
+	srv := startZooKeeper(t, "")
 	a, live := exercise(t, srv.addr)
 	srv.stop(t)
 	var once sync.Once
@@ -537,4 +537,35 @@ func trimZeros(b []byte) []byte {
 		i--
 	}
 	return b[:i]
+}
+
+// TestRealZooKeeperCompressedSnapshots reads the .gz and .snappy snapshots
+// ZooKeeper writes with zookeeper.snapshot.compression.method.
+func TestRealZooKeeperCompressedSnapshots(t *testing.T) {
+	for _, method := range []string{"gz", "snappy"} {
+		t.Run(method, func(t *testing.T) {
+			start := time.Now()
+			srv := startZooKeeper(t, "-Dzookeeper.snapshot.compression.method="+method)
+			a, live := exercise(t, srv.addr)
+			srv.stop(t)
+			go a.Close()
+			d, err := OpenDataDir(srv.dataDir, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range d.Snapshots {
+				if s.Compression != method || !strings.HasSuffix(s.Path, "."+method) {
+					t.Fatalf("snapshot %s, want .%s", s.Path, method)
+				}
+			}
+			for _, snap := range []SnapFile{d.Snapshots[0], d.Snapshots[len(d.Snapshots)-1]} {
+				tree, _, err := LoadTreeFrom(d, &snap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareTree(t, filepath.Base(snap.Path), tree, live)
+			}
+			t.Logf("%d %s snapshots, %d logs, %v", len(d.Snapshots), method, len(d.Logs), time.Since(start).Round(time.Millisecond))
+		})
+	}
 }

@@ -325,3 +325,50 @@ func TestSnapshotBadInput(t *testing.T) {
 		t.Error("bad file name accepted")
 	}
 }
+
+// sealed appends a sealed section to a snapshot as SnapStream.sealStream
+// does: the section, then the Adler32 of everything so far, then "/".
+func sealed(snap, section []byte) []byte {
+	b := append(append([]byte{}, snap...), section...)
+	b = binary.BigEndian.AppendUint64(b, uint64(adler32.Checksum(b)))
+	return append(b, str("/")...)
+}
+
+func TestSnapshotTrailers(t *testing.T) {
+	plain := readSeed(t, "snapshot.seed")
+	info, _, err := snapNodes(t, plain, "")
+	if err != nil || info.Digest == nil || info.LastProcessedZxid != nil {
+		t.Fatalf("seed (3.8, digest enabled): %+v %v", info, err)
+	}
+	old := plain[:len(plain)-33] // as 3.5 (or digest disabled) writes it
+	if info, _, err := snapNodes(t, old, ""); err != nil || info.Digest != nil {
+		t.Fatalf("without digest: %+v %v", info, err)
+	}
+	zx := binary.BigEndian.AppendUint64(nil, 0x1234)
+	for name, b := range map[string][]byte{"digest+lastZxid": sealed(plain, zx), "lastZxid": sealed(old, zx)} {
+		info, _, err := snapNodes(t, b, "")
+		if err != nil || info.LastProcessedZxid == nil || *info.LastProcessedZxid != 0x1234 || (info.Digest != nil) != (name != "lastZxid") {
+			t.Fatalf("%s: %+v %v", name, info, err)
+		}
+		b[len(b)-10] ^= 1
+		if _, _, err := snapNodes(t, b, ""); !errors.Is(err, ErrChecksum) {
+			t.Fatalf("%s with a bad seal: %v", name, err)
+		}
+	}
+	if _, _, err := snapNodes(t, append(append([]byte{}, plain...), 1, 2, 3), ""); err == nil {
+		t.Fatal("trailing garbage accepted")
+	}
+}
+
+func TestDecodeReconfig(t *testing.T) {
+	b := append(txnHeader(9, OpReconfig), str("/zookeeper/config")...)
+	b = append(b, str("server.1=127.0.0.1:2888:3888:participant;2181")...)
+	b = binary.BigEndian.AppendUint32(b, 3)
+	x, err := DecodeTxn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := x.Record.(*SetDataTxn); !ok || r.Path != "/zookeeper/config" || r.Version != 3 {
+		t.Fatalf("reconfig: %#v", x.Record)
+	}
+}

@@ -372,3 +372,31 @@ func TestDecodeReconfig(t *testing.T) {
 		t.Fatalf("reconfig: %#v", x.Record)
 	}
 }
+
+func TestLogOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "log.1"), append(logHeader(), entry(deleteBody(1, "/a"))...), 0o644)
+	os.WriteFile(filepath.Join(dir, "log.2"), make([]byte, 4096), 0o644) // never written
+	os.WriteFile(filepath.Join(dir, "log.3"), nil, 0o644)                // created, then the crash
+	os.WriteFile(filepath.Join(dir, "log.4"), append(append(logHeader(), entry(deleteBody(4, "/b"))...), entry(deleteBody(3, "/c"))...), 0o644)
+	r, err := NewLogReader(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got string
+	for {
+		e, err := r.Next()
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "does not follow") || !strings.HasSuffix(ce.File, "log.4") {
+				t.Fatalf("after %q: %v", got, err)
+			}
+			break
+		}
+		got += e.Record.(*DeleteTxn).Path
+	}
+	if got != "/a/b" || len(r.Tails()) != 2 || len(r.Headers()) != 2 {
+		t.Fatalf("read %q, tails %v, headers %v", got, r.Tails(), r.Headers())
+	}
+}

@@ -162,6 +162,10 @@ func (r *LogReader) open() error {
 		}
 		return &CorruptError{Position{lf.Path, 0}, fmt.Errorf("short file header (%d bytes)", n)}
 	}
+	if allZero(hb[:]) && r.restZero(16) {
+		r.tails = append(r.tails, Tail{Position{lf.Path, 0}, "log file of zeros only"})
+		return io.EOF
+	}
 	h, err := parseHeader(hb[:], LogMagic, "txn log")
 	if err != nil {
 		return &CorruptError{Position{lf.Path, 0}, err}
@@ -203,13 +207,13 @@ func (r *LogReader) Next() (Entry, error) {
 			continue
 		}
 		if err != nil {
-			return e, err
+			return Entry{}, err
 		}
 		if e.Header.Zxid < r.from {
 			continue
 		}
 		if e.Header.Zxid <= r.lastZx {
-			return e, &CorruptError{e.Pos, fmt.Errorf("zxid 0x%x does not follow 0x%x", e.Header.Zxid, r.lastZx)}
+			return Entry{}, &CorruptError{e.Pos, fmt.Errorf("zxid 0x%x does not follow 0x%x", e.Header.Zxid, r.lastZx)}
 		}
 		r.lastZx = e.Header.Zxid
 		return e, nil

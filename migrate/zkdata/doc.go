@@ -25,4 +25,16 @@
 // txn type or a record that does not parse is an error naming file and
 // offset. Tree replays a snapshot plus transactions in memory the way
 // ZooKeeper's DataTree does, for verification and small data sets.
+//
+// Facts an importer needs, checked against a real ZooKeeper 3.8:
+//   - A stored cversion counts child creations; clients see
+//     cversion*2 - numChildren (ClientStat).
+//   - Containers store ephemeralOwner 0x8000000000000000 and TTL nodes
+//     0xFF00000000000000|ttl; clients see 0 for both.
+//   - A snapshot is fuzzy: its name's zxid is where replay starts (+1), and
+//     replayed creates of existing nodes still move the parent's cversion.
+//   - ZooKeeper writes dbid -1 in snapshots and 0 in logs and never
+//     compares them.
+//   - /, /zookeeper, /zookeeper/quota and /zookeeper/config are never
+//     logged; /zookeeper/config has READ_ACL_UNSAFE and aversion -1.
 package zkdata

@@ -657,8 +657,26 @@ func (z *zkbridge) fill(ctx context.Context, n int, progress func(int)) error {
 	if err != nil {
 		return err
 	}
+	return fillKeys(int64(have.Stat.NumChildren), int64(n), progress, func(i int64) error {
+		// A put is safe to repeat (set or create, any version): one caught
+		// in a leader change is asked again, on the next node.
+		var err error
+		for attempt := 0; attempt < 10; attempt++ {
+			_, err = z.c().Put(ctx, &zkbridgev1.PutRequest{Path: fmt.Sprintf("/bench-snap/n%08d", i), Data: make([]byte, 100), ExpectedVersion: -1})
+			if status.Code(err) != codes.Unavailable {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return err
+	})
+}
+
+// fillKeys writes keys from..n-1 with put, 64 at a time, reporting progress
+// every 10,000; the first error stops it.
+func fillKeys(from, n int64, progress func(int), put func(i int64) error) error {
 	var next atomic.Int64
-	next.Store(int64(have.Stat.NumChildren))
+	next.Store(from)
 	var wg sync.WaitGroup
 	var fail atomic.Value
 	for w := 0; w < 64; w++ {
@@ -667,20 +685,10 @@ func (z *zkbridge) fill(ctx context.Context, n int, progress func(int)) error {
 			defer wg.Done()
 			for {
 				i := next.Add(1) - 1
-				if i >= int64(n) || fail.Load() != nil {
+				if i >= n || fail.Load() != nil {
 					return
 				}
-				// A put is safe to repeat (set or create, any version): one
-				// caught in a leader change is asked again, on the next node.
-				var err error
-				for attempt := 0; attempt < 10; attempt++ {
-					_, err = z.c().Put(ctx, &zkbridgev1.PutRequest{Path: fmt.Sprintf("/bench-snap/n%08d", i), Data: make([]byte, 100), ExpectedVersion: -1})
-					if status.Code(err) != codes.Unavailable {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				if err != nil {
+				if err := put(i); err != nil {
 					fail.Store(err)
 					return
 				}

@@ -3,8 +3,6 @@ package bridgebench
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -130,35 +128,11 @@ func (e *etcd) fill(ctx context.Context, n int, progress func(int)) error {
 	if err != nil {
 		return err
 	}
-	var next atomic.Int64
-	next.Store(have.Count)
-	var wg sync.WaitGroup
-	var fail atomic.Value
 	val := string(make([]byte, 100))
-	for w := 0; w < 64; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) || fail.Load() != nil {
-					return
-				}
-				if _, err := e.cli.Put(ctx, fmt.Sprintf("/bench-snap/n%08d", i), val); err != nil {
-					fail.Store(err)
-					return
-				}
-				if i%10000 == 0 {
-					progress(int(i))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := fail.Load().(error); ok {
+	return fillKeys(have.Count, int64(n), progress, func(i int64) error {
+		_, err := e.cli.Put(ctx, fmt.Sprintf("/bench-snap/n%08d", i), val)
 		return err
-	}
-	return nil
+	})
 }
 
 // image reads the prefix at one revision, in pages (etcd's consistent

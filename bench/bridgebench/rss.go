@@ -67,19 +67,3 @@ func rssOf(pid int) int64 {
 	}
 	return 0
 }
-
-// ParsePids reads "1,2,3" (empty: none).
-func ParsePids(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q is not a process id", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 )
@@ -51,4 +53,29 @@ func Main(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// splitAddrs reads a comma-separated list of addresses ("a,b,c"; blanks
+// dropped; empty: none), as every --addr-style flag takes them.
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// parsePids reads flag's comma-separated process ids (empty: none).
+func parsePids(flag, s string) ([]int, error) {
+	var out []int
+	for _, p := range splitAddrs(s) {
+		pid, err := strconv.Atoi(p)
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("--%s: %q is not a process id", flag, p)
+		}
+		out = append(out, pid)
+	}
+	return out, nil
 }

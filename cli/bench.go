@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -99,20 +98,12 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	if c.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q (flags go before it?)", c.Args().First())
 	}
-	for _, a := range strings.Split(c.String("addr"), ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			cfg.Addrs = append(cfg.Addrs, a)
-		}
+	cfg.Addrs = splitAddrs(c.String("addr"))
+	pids, err := parsePids("server-pids", c.String("server-pids"))
+	if err != nil {
+		return cfg, err
 	}
-	if s := c.String("server-pids"); s != "" {
-		for _, p := range strings.Split(s, ",") {
-			pid, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || pid <= 0 {
-				return cfg, fmt.Errorf("--server-pids: %q is not a process id", p)
-			}
-			cfg.ServerPIDs = append(cfg.ServerPIDs, pid)
-		}
-	}
+	cfg.ServerPIDs = pids
 	// Zero would mean "default" to Normalize; on the command line it is a mistake.
 	for _, f := range []string{"connections", "outstanding", "keyspace", "fanout", "multi-ops", "watchers"} {
 		if c.Int(f) <= 0 {

@@ -56,11 +56,11 @@ func benchNativeCommand() *ucli.Command {
 				Streams: c.Int("streams"), Subscribers: c.Int("subscribers"), Rate: c.Int("rate"), Writers: c.Int("writers"),
 				Block: c.Int64("block"), Znodes: c.Int("znodes")}
 			var err error
-			if cfg.Pids, err = bridgebench.ParsePids(c.String("server-pids")); err != nil {
-				return fmt.Errorf("--server-pids: %w", err)
+			if cfg.Pids, err = parsePids("server-pids", c.String("server-pids")); err != nil {
+				return err
 			}
-			if cfg.EtcdPids, err = bridgebench.ParsePids(c.String("etcd-pids")); err != nil {
-				return fmt.Errorf("--etcd-pids: %w", err)
+			if cfg.EtcdPids, err = parsePids("etcd-pids", c.String("etcd-pids")); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -77,15 +77,4 @@ func benchNativeCommand() *ucli.Command {
 			return nil
 		},
 	}
-}
-
-// splitAddrs reads "a,b,c" (empty: none).
-func splitAddrs(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
 }

@@ -142,10 +142,10 @@ func runCompat(c *ucli.Context) error {
 	}()
 
 	ref := &compat.Target{Name: "reference"}
-	cand := &compat.Target{Name: "candidate", Addrs: splitHosts(c.String("candidate"))}
+	cand := &compat.Target{Name: "candidate", Addrs: splitAddrs(c.String("candidate"))}
 	interval := reaper // the reference ZooKeeper's, when the run starts it
 	if hosts := c.String("reference"); hosts != "" {
-		ref.Addrs = splitHosts(hosts)
+		ref.Addrs = splitAddrs(hosts)
 	} else {
 		fmt.Fprintln(c.App.ErrWriter, "zkbridge compat: starting a ZooKeeper 3.8 as the reference (scripts/start-zookeeper.sh)")
 		if interval == 0 {
@@ -276,16 +276,6 @@ func compatVerdict(results []compat.Result, acceptDocumented, interrupted bool) 
 			bad, total.Scenarios, total.Differs, total.Documented, total.Failed)
 	}
 	return nil
-}
-
-func splitHosts(s string) []string {
-	var out []string
-	for _, h := range strings.Split(s, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // selectScenarios keeps the scenarios of the given areas whose id or name

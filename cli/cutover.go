@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -56,58 +57,48 @@ func runCutoverSet(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		if err := cl.SetCutoverPolicy(ctx, args[0], mode); err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			return printJSON(c.App.Writer, map[string]any{"subtree": args[0], "mode": client.CutoverModeName(mode)})
+		}
+		what := map[string]string{
+			"zk":        "both protocols write (no policy)",
+			"native":    "ZooKeeper-port writes are refused (NoAuth), native writes pass",
+			"read-only": "every write is refused",
+		}[client.CutoverModeName(mode)]
+		_, err = fmt.Fprintf(c.App.Writer, "%s: %s: %s\n", args[0], client.CutoverModeName(mode), what)
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	if err := cl.SetCutoverPolicy(ctx, args[0], mode); err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, map[string]any{"subtree": args[0], "mode": client.CutoverModeName(mode)})
-	}
-	what := map[string]string{
-		"zk":        "both protocols write (no policy)",
-		"native":    "ZooKeeper-port writes are refused (NoAuth), native writes pass",
-		"read-only": "every write is refused",
-	}[client.CutoverModeName(mode)]
-	_, err = fmt.Fprintf(c.App.Writer, "%s: %s: %s\n", args[0], client.CutoverModeName(mode), what)
-	return err
+	})
 }
 
 func runCutoverList(c *ucli.Context) error {
 	if _, err := nativeArgs(c, 0); err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	ps, err := cl.ListCutoverPolicies(ctx)
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		out := []map[string]string{}
-		for _, p := range ps {
-			out = append(out, map[string]string{"subtree": p.Subtree, "mode": client.CutoverModeName(p.Mode)})
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		ps, err := cl.ListCutoverPolicies(ctx)
+		if err != nil {
+			return explain(err)
 		}
-		return printJSON(c.App.Writer, map[string]any{"policies": out})
-	}
-	if len(ps) == 0 {
-		_, err := fmt.Fprintln(c.App.Writer, "no cutover policies: every subtree is zk (both protocols write)")
-		return err
-	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SUBTREE\tMODE")
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\n", p.Subtree, client.CutoverModeName(p.Mode))
-	}
-	return tw.Flush()
+		if c.Bool("json") {
+			out := []map[string]string{}
+			for _, p := range ps {
+				out = append(out, map[string]string{"subtree": p.Subtree, "mode": client.CutoverModeName(p.Mode)})
+			}
+			return printJSON(c.App.Writer, map[string]any{"policies": out})
+		}
+		if len(ps) == 0 {
+			_, err := fmt.Fprintln(c.App.Writer, "no cutover policies: every subtree is zk (both protocols write)")
+			return err
+		}
+		tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SUBTREE\tMODE")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Subtree, client.CutoverModeName(p.Mode))
+		}
+		return tw.Flush()
+	})
 }

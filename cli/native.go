@@ -68,12 +68,7 @@ func nativeCommand() *ucli.Command {
 
 // dialNative connects to --addr.
 func dialNative(c *ucli.Context) (*client.Client, error) {
-	var addrs []string
-	for _, a := range strings.Split(c.String("addr"), ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			addrs = append(addrs, a)
-		}
-	}
+	addrs := splitAddrs(c.String("addr"))
 	timeout := c.Duration("timeout")
 	if timeout <= 0 {
 		return nil, errors.New("--timeout must be positive")
@@ -89,6 +84,31 @@ func dialNative(c *ucli.Context) (*client.Client, error) {
 // callContext bounds one call by --timeout.
 func callContext(c *ucli.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.Context, c.Duration("timeout"))
+}
+
+// serializableFlag is --serializable of the reads.
+func serializableFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "serializable", Usage: "read the answering node's replica as it is (possibly stale)"}
+}
+
+// readOptions are a read's options from its flags.
+func readOptions(c *ucli.Context) []client.ReadOption {
+	if c.Bool("serializable") {
+		return []client.ReadOption{client.Serializable()}
+	}
+	return nil
+}
+
+// withNative dials --addr and runs one call, bounded by --timeout.
+func withNative(c *ucli.Context, call func(ctx context.Context, cl *client.Client) error) error {
+	cl, err := dialNative(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := callContext(c)
+	defer cancel()
+	return call(ctx, cl)
 }
 
 // nativeArgs checks the positional arguments: exactly want of them, and no
@@ -312,25 +332,20 @@ func runHeartbeat(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		ttl, err := cl.Heartbeat(ctx, id)
+		if status.Code(err) == codes.NotFound {
+			return fmt.Errorf("lease %s expired or never existed: its registration is gone (register again)", hexID(id))
+		}
+		if err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			return printJSON(c.App.Writer, map[string]any{"lease": hexID(id), "ttl_ms": ttl})
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "lease %s renewed: TTL %v from now\n", hexID(id), time.Duration(ttl)*time.Millisecond)
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	ttl, err := cl.Heartbeat(ctx, id)
-	if status.Code(err) == codes.NotFound {
-		return fmt.Errorf("lease %s expired or never existed: its registration is gone (register again)", hexID(id))
-	}
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, map[string]any{"lease": hexID(id), "ttl_ms": ttl})
-	}
-	_, err = fmt.Fprintf(c.App.Writer, "lease %s renewed: TTL %v from now\n", hexID(id), time.Duration(ttl)*time.Millisecond)
-	return err
+	})
 }
 
 var changeNames = map[zkbridgev1.ChangeType]string{
@@ -534,18 +549,13 @@ func runSnapshot(c *ucli.Context) error {
 	if _, err := nativeArgs(c, 0); err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	s, err := cl.Snapshot(ctx, c.StringSlice("prefix"))
-	if err != nil {
-		return explain(err)
-	}
-	return printSnapshot(c.App.Writer, c.Bool("json"), s, false)
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		s, err := cl.Snapshot(ctx, c.StringSlice("prefix"))
+		if err != nil {
+			return explain(err)
+		}
+		return printSnapshot(c.App.Writer, c.Bool("json"), s, false)
+	})
 }
 
 func nativeAllocateCommand() *ucli.Command {
@@ -570,22 +580,17 @@ func runAllocate(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		first, last, err := cl.AllocateID(ctx, args[0], c.Int64("count"))
+		if err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			return printJSON(c.App.Writer, map[string]any{"counter": args[0], "first": first, "last": last})
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "%d %d\n", first, last)
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	first, last, err := cl.AllocateID(ctx, args[0], c.Int64("count"))
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, map[string]any{"counter": args[0], "first": first, "last": last})
-	}
-	_, err = fmt.Fprintf(c.App.Writer, "%d %d\n", first, last)
-	return err
+	})
 }
 
 func nativeGetCommand() *ucli.Command {
@@ -598,7 +603,7 @@ func nativeGetCommand() *ucli.Command {
 			"  zkbridge native get --stat /app\n" +
 			"  zkbridge native get --json --serializable /fluss/tabletservers/ids/3",
 		Flags: nativeFlags(
-			&ucli.BoolFlag{Name: "serializable", Usage: "read the answering node's replica as it is (possibly stale)"},
+			serializableFlag(),
 			&ucli.BoolFlag{Name: "stat", Aliases: []string{"s"}, Usage: "print the stat too"},
 		),
 		Action: runGet,
@@ -610,33 +615,24 @@ func runGet(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	var opts []client.ReadOption
-	if c.Bool("serializable") {
-		opts = append(opts, client.Serializable())
-	}
-	r, err := cl.Get(ctx, args[0], opts...)
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		m := map[string]any{"path": args[0], "stat": statOf(r.Stat), "zxid": r.Zxid}
-		dataJSON(m, r.Data)
-		return printJSON(c.App.Writer, m)
-	}
-	w := c.App.Writer
-	w.Write(r.Data)
-	fmt.Fprintln(w)
-	if c.Bool("stat") {
-		printStat(w, r.Stat)
-	}
-	return nil
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		r, err := cl.Get(ctx, args[0], readOptions(c)...)
+		if err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			m := map[string]any{"path": args[0], "stat": statOf(r.Stat), "zxid": r.Zxid}
+			dataJSON(m, r.Data)
+			return printJSON(c.App.Writer, m)
+		}
+		w := c.App.Writer
+		w.Write(r.Data)
+		fmt.Fprintln(w)
+		if c.Bool("stat") {
+			printStat(w, r.Stat)
+		}
+		return nil
+	})
 }
 
 // printStat prints a stat as zkCli.sh's stat does (times in UTC).
@@ -670,30 +666,25 @@ func runPut(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		opts := []client.WriteOption{client.ExpectVersion(int32(c.Int("version")))}
+		if c.Bool("create-only") {
+			opts = append(opts, client.CreateOnly())
+		}
+		r, err := cl.Put(ctx, args[0], []byte(args[1]), opts...)
+		if err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			return printJSON(c.App.Writer, map[string]any{"path": args[0], "created": r.Created, "stat": statOf(r.Stat)})
+		}
+		verb := "set"
+		if r.Created {
+			verb = "created"
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "%s %s, version %d\n", verb, args[0], r.Stat.GetVersion())
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	opts := []client.WriteOption{client.ExpectVersion(int32(c.Int("version")))}
-	if c.Bool("create-only") {
-		opts = append(opts, client.CreateOnly())
-	}
-	r, err := cl.Put(ctx, args[0], []byte(args[1]), opts...)
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, map[string]any{"path": args[0], "created": r.Created, "stat": statOf(r.Stat)})
-	}
-	verb := "set"
-	if r.Created {
-		verb = "created"
-	}
-	_, err = fmt.Fprintf(c.App.Writer, "%s %s, version %d\n", verb, args[0], r.Stat.GetVersion())
-	return err
+	})
 }
 
 func nativeDeleteCommand() *ucli.Command {
@@ -714,21 +705,16 @@ func runDelete(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		if err := cl.Delete(ctx, args[0], client.ExpectVersion(int32(c.Int("version")))); err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			return printJSON(c.App.Writer, map[string]any{"path": args[0], "deleted": true})
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "deleted %s\n", args[0])
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	if err := cl.Delete(ctx, args[0], client.ExpectVersion(int32(c.Int("version")))); err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		return printJSON(c.App.Writer, map[string]any{"path": args[0], "deleted": true})
-	}
-	_, err = fmt.Fprintf(c.App.Writer, "deleted %s\n", args[0])
-	return err
+	})
 }
 
 func nativeListCommand() *ucli.Command {
@@ -739,7 +725,7 @@ func nativeListCommand() *ucli.Command {
 		Description: "Examples:\n" +
 			"  zkbridge native list /\n" +
 			"  zkbridge native list --json /fluss/tabletservers/ids",
-		Flags:  nativeFlags(&ucli.BoolFlag{Name: "serializable", Usage: "read the answering node's replica as it is (possibly stale)"}),
+		Flags:  nativeFlags(serializableFlag()),
 		Action: runList,
 	}
 }
@@ -749,32 +735,23 @@ func runList(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	var opts []client.ReadOption
-	if c.Bool("serializable") {
-		opts = append(opts, client.Serializable())
-	}
-	r, err := cl.List(ctx, args[0], opts...)
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		children := r.Children
-		if children == nil {
-			children = []string{}
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		r, err := cl.List(ctx, args[0], readOptions(c)...)
+		if err != nil {
+			return explain(err)
 		}
-		return printJSON(c.App.Writer, map[string]any{"path": args[0], "children": children, "stat": statOf(r.Stat), "zxid": r.Zxid})
-	}
-	for _, ch := range r.Children {
-		fmt.Fprintln(c.App.Writer, ch)
-	}
-	return nil
+		if c.Bool("json") {
+			children := r.Children
+			if children == nil {
+				children = []string{}
+			}
+			return printJSON(c.App.Writer, map[string]any{"path": args[0], "children": children, "stat": statOf(r.Stat), "zxid": r.Zxid})
+		}
+		for _, ch := range r.Children {
+			fmt.Fprintln(c.App.Writer, ch)
+		}
+		return nil
+	})
 }
 
 func nativeStatusCommand() *ucli.Command {
@@ -808,50 +785,45 @@ func runNativeStatus(c *ucli.Context) error {
 	if _, err := nativeArgs(c, 0); err != nil {
 		return err
 	}
-	cl, err := dialNative(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := callContext(c)
-	defer cancel()
-	st, err := cl.Status(ctx)
-	if err != nil {
-		return explain(err)
-	}
-	if c.Bool("json") {
-		replicas := []replicaJSON{}
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		st, err := cl.Status(ctx)
+		if err != nil {
+			return explain(err)
+		}
+		if c.Bool("json") {
+			replicas := []replicaJSON{}
+			for _, r := range st.Replicas {
+				replicas = append(replicas, replicaJSON{ReplicaID: r.ReplicaId, Voting: r.Voting, RaftAddress: r.RaftAddress, ClientAddress: r.ClientAddress,
+					Role: r.Role, Term: r.Term, CommitIndex: r.CommitIndex, AppliedIndex: r.AppliedIndex, Lag: r.Lag, Error: r.Error})
+			}
+			return printJSON(c.App.Writer, map[string]any{"replica_id": st.ReplicaId, "raft_address": st.RaftAddress, "role": st.Role,
+				"leader_id": st.LeaderId, "term": st.Term, "commit_index": st.CommitIndex, "applied_index": st.AppliedIndex,
+				"last_zxid": st.LastZxid, "sessions": st.Sessions, "replicas": replicas})
+		}
+		w := c.App.Writer
+		fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions and leases\n",
+			st.ReplicaId, st.RaftAddress, st.Role, st.Term, st.LeaderId, st.CommitIndex, st.AppliedIndex, st.LastZxid, st.Sessions)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  ID\tMEMBER\tROLE\tRAFT\tCLIENT\tTERM\tCOMMIT\tAPPLIED\tLAG")
 		for _, r := range st.Replicas {
-			replicas = append(replicas, replicaJSON{ReplicaID: r.ReplicaId, Voting: r.Voting, RaftAddress: r.RaftAddress, ClientAddress: r.ClientAddress,
-				Role: r.Role, Term: r.Term, CommitIndex: r.CommitIndex, AppliedIndex: r.AppliedIndex, Lag: r.Lag, Error: r.Error})
+			member, lag := "voter", strconv.FormatInt(r.Lag, 10)
+			if !r.Voting {
+				member = "observer"
+			}
+			if r.Lag < 0 {
+				lag = "?"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ReplicaId, member, r.Role, r.RaftAddress, orDash(r.ClientAddress),
+				r.Term, r.CommitIndex, r.AppliedIndex, lag)
 		}
-		return printJSON(c.App.Writer, map[string]any{"replica_id": st.ReplicaId, "raft_address": st.RaftAddress, "role": st.Role,
-			"leader_id": st.LeaderId, "term": st.Term, "commit_index": st.CommitIndex, "applied_index": st.AppliedIndex,
-			"last_zxid": st.LastZxid, "sessions": st.Sessions, "replicas": replicas})
-	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions and leases\n",
-		st.ReplicaId, st.RaftAddress, st.Role, st.Term, st.LeaderId, st.CommitIndex, st.AppliedIndex, st.LastZxid, st.Sessions)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tMEMBER\tROLE\tRAFT\tCLIENT\tTERM\tCOMMIT\tAPPLIED\tLAG")
-	for _, r := range st.Replicas {
-		member, lag := "voter", strconv.FormatInt(r.Lag, 10)
-		if !r.Voting {
-			member = "observer"
+		tw.Flush()
+		for _, r := range st.Replicas {
+			if r.Error != "" {
+				fmt.Fprintf(w, "  replica %d did not report: %s\n", r.ReplicaId, r.Error)
+			}
 		}
-		if r.Lag < 0 {
-			lag = "?"
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ReplicaId, member, r.Role, r.RaftAddress, orDash(r.ClientAddress),
-			r.Term, r.CommitIndex, r.AppliedIndex, lag)
-	}
-	tw.Flush()
-	for _, r := range st.Replicas {
-		if r.Error != "" {
-			fmt.Fprintf(w, "  replica %d did not report: %s\n", r.ReplicaId, r.Error)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func nativeSessionsCommand() *ucli.Command {
@@ -863,40 +835,37 @@ func nativeSessionsCommand() *ucli.Command {
 			"Examples:\n" +
 			"  zkbridge native sessions\n" +
 			"  zkbridge native sessions --json",
-		Flags: nativeFlags(),
-		Action: func(c *ucli.Context) error {
-			if _, err := nativeArgs(c, 0); err != nil {
-				return err
-			}
-			cl, err := dialNative(c)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			ctx, cancel := callContext(c)
-			defer cancel()
-			ss, err := cl.ListSessions(ctx)
-			if err != nil {
-				return explain(err)
-			}
-			for _, si := range ss {
-				if c.Bool("json") {
-					eph := si.Ephemerals
-					if eph == nil {
-						eph = []string{}
-					}
-					if err := printJSON(c.App.Writer, map[string]any{"id": fmt.Sprintf("0x%x", si.Id), "ttl_ms": si.TtlMs,
-						"owner_replica": si.OwnerReplica, "expires_in_ms": si.ExpiresInMs, "ephemerals": eph}); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(c.App.Writer, "0x%x\tttl=%dms\towner=%d\texpires_in=%dms\n", si.Id, si.TtlMs, si.OwnerReplica, si.ExpiresInMs)
-				for _, p := range si.Ephemerals {
-					fmt.Fprintf(c.App.Writer, "\t%s\n", p)
-				}
-			}
-			return nil
-		},
+		Flags:  nativeFlags(),
+		Action: runSessions,
 	}
+}
+
+func runSessions(c *ucli.Context) error {
+	if _, err := nativeArgs(c, 0); err != nil {
+		return err
+	}
+	return withNative(c, func(ctx context.Context, cl *client.Client) error {
+		ss, err := cl.ListSessions(ctx)
+		if err != nil {
+			return explain(err)
+		}
+		for _, si := range ss {
+			if c.Bool("json") {
+				eph := si.Ephemerals
+				if eph == nil {
+					eph = []string{}
+				}
+				if err := printJSON(c.App.Writer, map[string]any{"id": hexID(si.Id), "ttl_ms": si.TtlMs,
+					"owner_replica": si.OwnerReplica, "expires_in_ms": si.ExpiresInMs, "ephemerals": eph}); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(c.App.Writer, "%s\tttl=%dms\towner=%d\texpires_in=%dms\n", hexID(si.Id), si.TtlMs, si.OwnerReplica, si.ExpiresInMs)
+			for _, p := range si.Ephemerals {
+				fmt.Fprintf(c.App.Writer, "\t%s\n", p)
+			}
+		}
+		return nil
+	})
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -22,6 +21,7 @@ import (
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/client"
+	"github.com/zkbridge/zkbridge/server"
 )
 
 // nativeFlags are the flags of every command that talks to the native API.
@@ -768,19 +768,6 @@ func nativeStatusCommand() *ucli.Command {
 	}
 }
 
-type replicaJSON struct {
-	ReplicaID     uint64 `json:"replica_id"`
-	Voting        bool   `json:"voting"`
-	RaftAddress   string `json:"raft_address"`
-	ClientAddress string `json:"client_address,omitempty"`
-	Role          string `json:"role"`
-	Term          uint64 `json:"term"`
-	CommitIndex   uint64 `json:"commit_index"`
-	AppliedIndex  uint64 `json:"applied_index"`
-	Lag           int64  `json:"lag"`
-	Error         string `json:"error,omitempty"`
-}
-
 func runNativeStatus(c *ucli.Context) error {
 	if _, err := nativeArgs(c, 0); err != nil {
 		return err
@@ -790,38 +777,19 @@ func runNativeStatus(c *ucli.Context) error {
 		if err != nil {
 			return explain(err)
 		}
+		replicas := make([]server.ReplicaStatus, 0, len(st.Replicas))
+		for _, r := range st.Replicas {
+			replicas = append(replicas, server.ReplicaStatus{ReplicaID: r.ReplicaId, Voting: r.Voting, RaftAddress: r.RaftAddress, ClientAddress: r.ClientAddress,
+				Role: r.Role, Term: r.Term, CommitIndex: r.CommitIndex, AppliedIndex: r.AppliedIndex, Lag: r.Lag, Error: r.Error})
+		}
 		if c.Bool("json") {
-			replicas := []replicaJSON{}
-			for _, r := range st.Replicas {
-				replicas = append(replicas, replicaJSON{ReplicaID: r.ReplicaId, Voting: r.Voting, RaftAddress: r.RaftAddress, ClientAddress: r.ClientAddress,
-					Role: r.Role, Term: r.Term, CommitIndex: r.CommitIndex, AppliedIndex: r.AppliedIndex, Lag: r.Lag, Error: r.Error})
-			}
 			return printJSON(c.App.Writer, map[string]any{"replica_id": st.ReplicaId, "raft_address": st.RaftAddress, "role": st.Role,
 				"leader_id": st.LeaderId, "term": st.Term, "commit_index": st.CommitIndex, "applied_index": st.AppliedIndex,
 				"last_zxid": st.LastZxid, "sessions": st.Sessions, "replicas": replicas})
 		}
-		w := c.App.Writer
-		fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions and leases\n",
+		fmt.Fprintf(c.App.Writer, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions and leases\n",
 			st.ReplicaId, st.RaftAddress, st.Role, st.Term, st.LeaderId, st.CommitIndex, st.AppliedIndex, st.LastZxid, st.Sessions)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ID\tMEMBER\tROLE\tRAFT\tCLIENT\tTERM\tCOMMIT\tAPPLIED\tLAG")
-		for _, r := range st.Replicas {
-			member, lag := "voter", strconv.FormatInt(r.Lag, 10)
-			if !r.Voting {
-				member = "observer"
-			}
-			if r.Lag < 0 {
-				lag = "?"
-			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ReplicaId, member, r.Role, r.RaftAddress, orDash(r.ClientAddress),
-				r.Term, r.CommitIndex, r.AppliedIndex, lag)
-		}
-		tw.Flush()
-		for _, r := range st.Replicas {
-			if r.Error != "" {
-				fmt.Fprintf(w, "  replica %d did not report: %s\n", r.ReplicaId, r.Error)
-			}
-		}
+		printReplicas(c.App.Writer, replicas)
 		return nil
 	})
 }

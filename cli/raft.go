@@ -162,9 +162,15 @@ func adminCall(c *ucli.Context, method, path string, form url.Values, out any) e
 func printStatus(w io.Writer, st server.RaftStatus) {
 	fmt.Fprintf(w, "replica %d (%s): %s, term %d, leader %d, commit index %d, applied index %d, last zxid 0x%x, %d sessions, %d connections\n",
 		st.ReplicaID, st.RaftAddress, st.Role, st.Term, st.LeaderID, st.CommitIndex, st.AppliedIndex, st.LastZxid, st.Sessions, st.Connections)
+	printReplicas(w, st.Replicas)
+}
+
+// printReplicas prints the members' progress as a table, then the members
+// that did not report.
+func printReplicas(w io.Writer, replicas []server.ReplicaStatus) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tMEMBER\tROLE\tRAFT\tCLIENT\tTERM\tCOMMIT\tAPPLIED\tLAG")
-	for _, r := range st.Replicas {
+	for _, r := range replicas {
 		member, lag := "voter", strconv.FormatInt(r.Lag, 10)
 		if !r.Voting {
 			member = "observer"
@@ -176,7 +182,7 @@ func printStatus(w io.Writer, st server.RaftStatus) {
 			r.Term, r.CommitIndex, r.AppliedIndex, lag)
 	}
 	_ = tw.Flush()
-	for _, r := range st.Replicas {
+	for _, r := range replicas {
 		if r.Error != "" {
 			fmt.Fprintf(w, "  replica %d did not report: %s\n", r.ReplicaID, r.Error)
 		}

@@ -21,6 +21,9 @@ type Config = config.Config
 // RaftStatus is one node's view of the data shard (server/node).
 type RaftStatus = node.RaftStatus
 
+// ReplicaStatus is one member of the shard as RaftStatus lists it.
+type ReplicaStatus = node.ReplicaStatus
+
 // Defaults of a node started with no configuration at all.
 const (
 	DefaultDataDir         = config.DefaultDataDir

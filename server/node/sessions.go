@@ -19,21 +19,27 @@ import (
 // CreateSession proposes a new session with the given timeout (already
 // negotiated) and password, owned by this node; connID identifies the
 // client connection for primary order (0 for a session without one). It
-// returns the new session's id, which this node then tracks.
+// returns the new session's id, which every node tracks once applied.
 func (n *Node) CreateSession(connID uint64, timeoutMs int32, passwd []byte) (int64, error) {
 	cmd := &sm.Command{
 		Header: sm.Header{Conn: connID, Time: time.Now().UnixMilli()},
 		Op:     &sm.CreateSession{Timeout: timeoutMs, Password: passwd, Owner: n.cfg.ReplicaID},
 	}
-	res, err := n.raft.proposeSync(cmd)
+	res, err := n.proposeOK(cmd)
 	if err != nil {
 		return 0, err
 	}
-	if res.Err != zkproto.ErrOK {
-		return 0, res.Err
+	return res.Session, nil // tracked by applied, as on every node
+}
+
+// proposeOK proposes cmd and waits for it; a result that is not ErrOK is
+// returned as the error.
+func (n *Node) proposeOK(cmd *sm.Command) (*sm.Result, error) {
+	res, err := n.raft.proposeSync(cmd)
+	if err == nil && res.Err != zkproto.ErrOK {
+		err = res.Err
 	}
-	n.sessions.add(res.Session, timeoutMs)
-	return res.Session, nil
+	return res, err
 }
 
 // ResumeSession moves session id to this node and connection connID after
@@ -65,14 +71,8 @@ func (n *Node) ResumeSession(id int64, connID uint64, passwd []byte) (*sm.Result
 // of this write (the last one's plus one), which apply checks.
 func (n *Node) CloseSession(id int64, conn, seq uint64) error {
 	cmd := &sm.Command{Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli()}, Op: &sm.CloseSession{}}
-	res, err := n.raft.proposeSync(cmd)
-	if err != nil {
-		return err
-	}
-	if res.Err != zkproto.ErrOK {
-		return res.Err
-	}
-	return nil
+	_, err := n.proposeOK(cmd)
+	return err
 }
 
 // ExpireSession ends session id as its expiry would, whoever holds it: its
@@ -80,14 +80,8 @@ func (n *Node) CloseSession(id int64, conn, seq uint64) error {
 // registration's takeover fences the incarnation it replaces this way.
 func (n *Node) ExpireSession(id int64) error {
 	cmd := &sm.Command{Header: sm.Header{Session: id, Time: time.Now().UnixMilli()}, Op: &sm.CloseSession{Expired: true}}
-	res, err := n.raft.proposeSync(cmd)
-	if err != nil {
-		return err
-	}
-	if res.Err != zkproto.ErrOK {
-		return res.Err
-	}
-	return nil
+	_, err := n.proposeOK(cmd)
+	return err
 }
 
 // SessionInfo returns the replicated record of session id as the local

@@ -28,20 +28,13 @@ func (s *Server) membershipChanged(m node.Membership) {
 	}
 }
 
-// configText returns the rendered /zookeeper/config and when it last
-// changed ("" before the first membership was read, and on a single node).
-func (s *Server) configText() (string, int64) {
+// configText returns the rendered /zookeeper/config, when it last changed
+// and the zxid of that change ("" before the first membership was read,
+// and on a single node).
+func (s *Server) configText() (text string, mtime, zxid int64) {
 	s.dynamicConfig.Lock()
 	defer s.dynamicConfig.Unlock()
-	return s.dynamicConfig.text, s.dynamicConfig.mtime
-}
-
-// configZxid is the zxid of the last configuration change (0 for the
-// first membership).
-func (s *Server) configZxid() int64 {
-	s.dynamicConfig.Lock()
-	defer s.dynamicConfig.Unlock()
-	return s.dynamicConfig.zxid
+	return s.dynamicConfig.text, s.dynamicConfig.mtime, s.dynamicConfig.zxid
 }
 
 // renderConfig writes the membership in ZooKeeper's dynamic-config format:
@@ -66,7 +59,7 @@ func (s *Server) overlayConfig(path string, n *sm.Node) {
 	if path != configNode || n == nil {
 		return
 	}
-	text, mtime := s.configText()
+	text, mtime, zxid := s.configText()
 	if text == "" {
 		return
 	}
@@ -74,5 +67,5 @@ func (s *Server) overlayConfig(path string, n *sm.Node) {
 	n.Stat.DataLength = int32(len(text))
 	n.Stat.Version = -1
 	n.Stat.Mtime = mtime
-	n.Stat.Mzxid = s.configZxid()
+	n.Stat.Mzxid = zxid
 }

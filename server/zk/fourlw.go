@@ -295,7 +295,7 @@ func (s *Server) confText() string {
 		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\nelectionPort=%s\nquorumPort=%s\npeerType=%d\n",
 			s.cfg.InitLimit, s.cfg.SyncLimit, peerPort, peerPort, peerType)
 		b.WriteString("membership: \n")
-		text, _ := s.configText()
+		text, _, _ := s.configText()
 		if text != "" {
 			b.WriteString(text + "\n")
 		}

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what zkbridge's tests need from Debian's packages: a real
-# ZooKeeper 3.8 (the oracle), its C client, kazoo, a headless JRE, and nc
-# (the documentation's four-letter-word examples).
+# ZooKeeper 3.8 (the oracle), its C client, kazoo, a headless JRE, nc
+# (the documentation's four-letter-word examples) and chromium (the web
+# console's browser tests, driven headless by chromedp).
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium)
 
 missing=()
 for p in "${packages[@]}"; do

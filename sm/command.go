@@ -64,6 +64,7 @@ const (
 	kindIncrement       opKind = 18
 	kindImportNodes     opKind = 19
 	kindImportSessions  opKind = 20
+	kindImportUpdate    opKind = 21
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -192,6 +193,7 @@ func (*SetCutover) kind() opKind      { return kindSetCutover }
 func (*Increment) kind() opKind       { return kindIncrement }
 func (*ImportNodes) kind() opKind     { return kindImportNodes }
 func (*ImportSessions) kind() opKind  { return kindImportSessions }
+func (*ImportUpdate) kind() opKind    { return kindImportUpdate }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -298,22 +300,13 @@ func encodeOp(e *enc, op Op, top bool) {
 		e.svar(o.Delta)
 	case *ImportNodes:
 		e.boolean(o.Merge)
-		e.uvar(uint64(len(o.Nodes)))
-		for i := range o.Nodes {
-			n := &o.Nodes[i]
-			e.str(n.Path)
-			e.bytesOrNil(n.Data)
-			encodeACL(e, n.ACL)
-			e.svar(n.Czxid)
-			e.svar(n.Mzxid)
-			e.svar(n.Pzxid)
-			e.svar(n.Ctime)
-			e.svar(n.Mtime)
-			e.svar(int64(n.Version))
-			e.svar(int64(n.Aversion))
-			e.svar(n.EphemeralOwner)
-			e.svar(int64(n.Creates))
+		encodeImported(e, o.Nodes)
+	case *ImportUpdate:
+		e.uvar(uint64(len(o.Deletes)))
+		for _, p := range o.Deletes {
+			e.str(p)
 		}
+		encodeImported(e, o.Nodes)
 	case *ImportSessions:
 		e.uvar(uint64(len(o.Sessions)))
 		for _, s := range o.Sessions {
@@ -460,13 +453,14 @@ func decodeOp(d *dec, top bool) Op {
 	case kindIncrement:
 		return &Increment{Path: d.str(), Delta: d.svar()}
 	case kindImportNodes:
-		o := &ImportNodes{Merge: d.boolean()}
+		return &ImportNodes{Merge: d.boolean(), Nodes: decodeImported(d)}
+	case kindImportUpdate:
+		o := &ImportUpdate{}
 		n := d.count()
 		for i := 0; i < n && d.err == nil; i++ {
-			o.Nodes = append(o.Nodes, ImportedNode{Path: d.str(), Data: d.bytesOrNil(), ACL: decodeACL(d),
-				Czxid: d.svar(), Mzxid: d.svar(), Pzxid: d.svar(), Ctime: d.svar(), Mtime: d.svar(),
-				Version: int32(d.svar()), Aversion: int32(d.svar()), EphemeralOwner: d.svar(), Creates: int32(d.svar())})
+			o.Deletes = append(o.Deletes, d.str())
 		}
+		o.Nodes = decodeImported(d)
 		return o
 	case kindImportSessions:
 		o := &ImportSessions{}
@@ -478,4 +472,36 @@ func decodeOp(d *dec, top bool) Op {
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil
+}
+
+// encodeImported writes imported nodes (ImportNodes, ImportUpdate).
+func encodeImported(e *enc, nodes []ImportedNode) {
+	e.uvar(uint64(len(nodes)))
+	for i := range nodes {
+		n := &nodes[i]
+		e.str(n.Path)
+		e.bytesOrNil(n.Data)
+		encodeACL(e, n.ACL)
+		e.svar(n.Czxid)
+		e.svar(n.Mzxid)
+		e.svar(n.Pzxid)
+		e.svar(n.Ctime)
+		e.svar(n.Mtime)
+		e.svar(int64(n.Version))
+		e.svar(int64(n.Aversion))
+		e.svar(n.EphemeralOwner)
+		e.svar(int64(n.Creates))
+	}
+}
+
+// decodeImported reads what encodeImported wrote.
+func decodeImported(d *dec) []ImportedNode {
+	n := d.count()
+	var out []ImportedNode
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, ImportedNode{Path: d.str(), Data: d.bytesOrNil(), ACL: decodeACL(d),
+			Czxid: d.svar(), Mzxid: d.svar(), Pzxid: d.svar(), Ctime: d.svar(), Mtime: d.svar(),
+			Version: int32(d.svar()), Aversion: int32(d.svar()), EphemeralOwner: d.svar(), Creates: int32(d.svar())})
+	}
+	return out
 }

@@ -43,6 +43,8 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		err = a.importNodes(o, res)
 	case *ImportSessions:
 		err = a.importSessions(o, res)
+	case *ImportUpdate:
+		err = a.importUpdate(o, res)
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -98,45 +98,73 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		if parent.kind == kindEphemeral {
 			return fail(zkproto.ErrNoChildrenForEphemerals, in.Path)
 		}
-		n := &nodeRec{kind: kindPersistent, czxid: in.Czxid, mzxid: in.Mzxid, pzxid: in.Pzxid, ctime: in.Ctime,
-			mtime: in.Mtime, version: in.Version, aversion: in.Aversion, creates: in.Creates, data: in.Data}
-		switch owner := in.EphemeralOwner; {
-		case owner == 0:
-		case owner == ownerContainer:
-			n.kind = kindContainer
-			a.t.set(indexKey(spaceContainer, in.Path), nil)
-		case owner&ownerTTLMask == ownerTTLMask:
-			n.kind, n.ttl = kindTTLNode, owner&^ownerTTLMask
-			a.t.set(indexKey(spaceTTL, in.Path), nil)
-		default:
-			s, err := a.t.session(owner)
+		if code, err := a.importCreate(in, parentPath, parent); code != zkproto.ErrOK || err != nil {
 			if err != nil {
 				return err
 			}
-			if s == nil {
-				return fail(zkproto.ErrSessionExpired, in.Path) // import its session first
-			}
-			n.kind, n.owner = kindEphemeral, owner
-			a.t.set(ephemeralKey(owner, in.Path), nil)
+			return fail(code, in.Path)
 		}
-		acl := in.ACL
-		if len(acl) == 0 {
-			acl = zkproto.OpenACLUnsafe()
-		}
-		if n.aclID, err = a.t.aclRef(acl); err != nil {
-			return err
-		}
-		a.t.putNode(in.Path, n)
 		made[in.Path] = true
-		parent.numChildren++
-		a.t.putNode(parentPath, parent)
-		a.sizes.add(n.kind, in.Path, len(in.Data), 1)
-		if err := a.quotaCreated(in.Path, len(in.Data)); err != nil {
-			return err
-		}
-		a.change(Change{Type: ChangeCreated, Path: in.Path, Stat: n.stat(), Data: in.Data})
 	}
 	return nil
+}
+
+// importCreate creates the imported node in under its checked parent.
+func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *nodeRec) (zkproto.ErrCode, error) {
+	n := &nodeRec{kind: kindPersistent, czxid: in.Czxid, mzxid: in.Mzxid, pzxid: in.Pzxid, ctime: in.Ctime,
+		mtime: in.Mtime, version: in.Version, aversion: in.Aversion, creates: in.Creates, data: in.Data}
+	if code, err := a.importKind(in, n); code != zkproto.ErrOK || err != nil {
+		return code, err
+	}
+	var err error
+	if n.aclID, err = a.t.aclRef(importACL(in.ACL)); err != nil {
+		return 0, err
+	}
+	a.t.putNode(in.Path, n)
+	parent.numChildren++
+	a.t.putNode(parentPath, parent)
+	a.sizes.add(n.kind, in.Path, len(in.Data), 1)
+	if err := a.quotaCreated(in.Path, len(in.Data)); err != nil {
+		return 0, err
+	}
+	a.change(Change{Type: ChangeCreated, Path: in.Path, Stat: n.stat(), Data: in.Data})
+	return zkproto.ErrOK, nil
+}
+
+// importACL is the ACL an imported node gets: its own, or world:anyone
+// all when the source gave none.
+func importACL(acl []zkproto.ACL) []zkproto.ACL {
+	if len(acl) == 0 {
+		return zkproto.OpenACLUnsafe()
+	}
+	return acl
+}
+
+// importKind sets n's kind from the source's ephemeralOwner and adds n to
+// the index of its kind (ephemerals of their session, containers, TTL
+// nodes). An ephemeral's session must have been imported before.
+func (a *applier) importKind(in *ImportedNode, n *nodeRec) (zkproto.ErrCode, error) {
+	n.kind, n.owner, n.ttl = kindPersistent, 0, 0
+	switch owner := in.EphemeralOwner; {
+	case owner == 0:
+	case owner == ownerContainer:
+		n.kind = kindContainer
+		a.t.set(indexKey(spaceContainer, in.Path), nil)
+	case owner&ownerTTLMask == ownerTTLMask:
+		n.kind, n.ttl = kindTTLNode, owner&^ownerTTLMask
+		a.t.set(indexKey(spaceTTL, in.Path), nil)
+	default:
+		s, err := a.t.session(owner)
+		if err != nil {
+			return 0, err
+		}
+		if s == nil {
+			return zkproto.ErrSessionExpired, nil // import its session first
+		}
+		n.kind, n.owner = kindEphemeral, owner
+		a.t.set(ephemeralKey(owner, in.Path), nil)
+	}
+	return zkproto.ErrOK, nil
 }
 
 func (a *applier) importSessions(o *ImportSessions, res *Result) error {

@@ -49,7 +49,8 @@ func (s *Summary) Reset() {
 type metrics struct {
 	applied      atomic.Int64
 	failedWrites atomic.Int64
-	fsync        Summary // Raft log write + fsync, ms (ZooKeeper's fsynctime)
+	fsync        Summary   // Raft log write + fsync, ms (ZooKeeper's fsynctime)
+	fsyncHist    Histogram // the same, for its p99 (web console)
 }
 
 func (m *metrics) recordApply(res *sm.Result) {

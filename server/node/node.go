@@ -124,7 +124,10 @@ func (n *Node) Start(addrs Addresses) error {
 		ChangeLogMaxRecords: n.cfg.ChangeLogMaxRecords,
 		ChangeLogMaxBytes:   n.cfg.ChangeLogMaxBytes,
 	}
-	fsync := func(d time.Duration) { n.metrics.fsync.Observe(float64(d.Microseconds()) / 1000) }
+	fsync := func(d time.Duration) {
+		n.metrics.fsync.Observe(float64(d.Microseconds()) / 1000)
+		n.metrics.fsyncHist.ObserveDuration(d)
+	}
 	r, store, err := startRaft(&n.cfg, smCfg, &n.applyMu, n.barriers, fsync, n.log)
 	if err != nil {
 		return err

@@ -137,6 +137,8 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 		return status.Errorf(codes.Unavailable, "fetch metadata: catch up with the leader: %v", err)
 	}
 	next := r.FromOffset
+	sub, done := s.activity.subscribe(ctx, prefixes, r.FromOffset)
+	defer done()
 	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
 	for {
@@ -169,6 +171,8 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 			if err := stream.Send(&zkbridgev1.FetchMetadataResponse{Records: batch, ProgressOffset: next - 1}); err != nil {
 				return err
 			}
+			sub.records.Add(int64(len(batch)))
+			sub.offset.Store(next - 1)
 			timer.Reset(maxWait)
 		}
 		if full {
@@ -184,6 +188,7 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 			if err := stream.Send(&zkbridgev1.FetchMetadataResponse{ProgressOffset: next - 1}); err != nil {
 				return err
 			}
+			sub.offset.Store(next - 1)
 			timer.Reset(maxWait)
 		}
 	}

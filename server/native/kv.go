@@ -189,5 +189,6 @@ func (s *Server) AllocateID(ctx context.Context, r *zkbridgev1.AllocateIDRequest
 	if err != nil {
 		return nil, codeOf("allocate-id", r.CounterPath, err)
 	}
+	s.activity.counter(r.CounterPath)
 	return &zkbridgev1.AllocateIDResponse{First: res.Counter, Last: res.Counter + r.Count - 1}, nil
 }

@@ -164,6 +164,7 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 		return nil, codeOf("register", path, err)
 	}
 	s.log.Info().Str("path", path).Str("lease", fmt.Sprintf("0x%x", id)).Int64("epoch", czxid).Msg("member registered")
+	s.activity.lease(id, path, true)
 	return &zkbridgev1.RegisterResponse{Epoch: czxid, Lease: &zkbridgev1.Lease{Id: id, Token: token}, Path: path, TtlMs: int64(ttl), CoordinatorEpoch: coordEpoch}, nil
 }
 
@@ -321,6 +322,7 @@ func (s *Server) heartbeat(id int64) (int64, error) {
 		return 0, codeOf("heartbeat", fmt.Sprintf("lease 0x%x", id), err)
 	}
 	s.node.TouchSession(id)
+	s.activity.lease(id, "", false)
 	return int64(info.Timeout), nil
 }
 

@@ -34,6 +34,8 @@ type Server struct {
 	node *node.Node
 
 	applied *appliedSignal
+	// activity is what the web console's Bridge page shows of this door.
+	activity *activity
 	// closing is closed when Close begins: streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -46,7 +48,7 @@ type Server struct {
 
 // New creates the door of node n. Call it before n.Start.
 func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
-	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer(), applied: newAppliedSignal(), closing: make(chan struct{})}
+	s := &Server{cfg: cfg, log: log.With().Str("door", "native").Logger(), node: n, health: health.NewServer(), applied: newAppliedSignal(), closing: make(chan struct{}), activity: newActivity()}
 	n.Subscribe(node.Hooks{
 		Applied:    func([]*sm.Result) { s.applied.fire() },
 		LeaderLost: func(_ time.Duration) { s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING) },

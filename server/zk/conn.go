@@ -464,7 +464,10 @@ func (c *conn) waitIdle() bool {
 }
 
 func (c *conn) recordReply(p *pendingReply) {
-	lat := time.Since(p.start).Milliseconds()
+	took := time.Since(p.start)
+	lat := took.Milliseconds()
+	c.srv.metrics.byOp.add(p.op)
+	c.srv.metrics.latencyHist.ObserveDuration(took)
 	c.stats.mu.Lock()
 	c.stats.lastOp = opTag(p.op)
 	c.stats.lastCxid = p.xid

@@ -18,6 +18,10 @@ type metrics struct {
 	respLast, respMin, respMax atomic.Int64 // client response sizes, bytes
 
 	requests node.Summary // request latency, ms
+
+	// For the web console: replies by opcode and their latency histogram.
+	byOp        opCounter
+	latencyHist node.Histogram
 }
 
 func newMetrics() *metrics {

@@ -38,6 +38,15 @@ type Config struct {
 	AdminAddr string `yaml:"admin_addr"`
 	// AdminDisabled turns the admin HTTP listener off (admin.enableServer=false).
 	AdminDisabled bool `yaml:"admin_disabled"`
+	// AdminUsers are the web console's administrators (/ui/ on the admin
+	// listener) as ZooKeeper digest identities, "name:<base64 sha1 of
+	// name:password>" (the identity zkCli's addauth digest name:password
+	// carries); they sign in with HTTP Basic auth and read
+	// the tree with that digest identity, so ACLs apply as to a client.
+	AdminUsers []string `yaml:"admin_users"`
+	// ConsoleWrites lets signed-in administrators change znodes and expire
+	// sessions from the web console (off: the console is read-only).
+	ConsoleWrites bool `yaml:"console_writes"`
 	// NativeAddr is the native gRPC API's listener, host:port; empty: off.
 	// `zkbridge server` defaults it to DefaultNativeAddr.
 	NativeAddr string `yaml:"native_addr"`
@@ -246,6 +255,11 @@ func (c *Config) Validate() error {
 		}
 		if addr != c.PeerAddr {
 			return fmt.Errorf("config: peer address %s differs from replica %d's entry %s in the peers", c.PeerAddr, c.ReplicaID, addr)
+		}
+	}
+	for _, u := range c.AdminUsers {
+		if name, digest, ok := strings.Cut(u, ":"); !ok || name == "" || digest == "" {
+			return fmt.Errorf("config: admin user %q must look like name:<base64 sha1 of name:password>", u)
 		}
 	}
 	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {

@@ -125,6 +125,9 @@ type Config struct {
 	// SuperDigest is "super:<base64 sha1>" (DigestAuthenticationProvider.superDigest).
 	SuperDigest string `yaml:"super_digest"`
 
+	// TLS holds the ssl.* settings (tls.go).
+	TLS TLSConfig `yaml:",inline"`
+
 	// Warnings collects what loading the configuration noticed but accepted
 	// (unknown zoo.cfg keys, settings that do not apply yet).
 	Warnings []string `yaml:"-"`
@@ -262,6 +265,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: admin user %q must look like name:<base64 sha1 of name:password>", u)
 		}
 	}
+	if err := c.TLS.validate(c); err != nil {
+		return err
+	}
 	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
 		return fmt.Errorf("config: super digest %q must look like super:<base64 sha1>", c.SuperDigest)
 	}
@@ -396,8 +402,8 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			c.ClientAddr = net.JoinHostPort(clientHost, v)
 		case k == "clientPortAddress":
 			// used with clientPort above
-		case k == "secureClientPort" || k == "secureClientPortAddress":
-			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: TLS client port is not supported yet; ignored", k))
+		case isZooCfgTLSKey(k):
+			// read together below (zooCfgTLS), as they depend on each other
 		case k == "tickTime":
 			c.TickTime, err = ms(k, v)
 		case k == "minSessionTimeout":
@@ -459,6 +465,9 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
+	}
+	if err := c.zooCfgTLS(props, clientHost); err != nil {
+		return Config{}, err
 	}
 	if adminEnabled && adminPort != "" {
 		c.AdminAddr = net.JoinHostPort(adminHost, adminPort)

@@ -124,6 +124,10 @@ type Config struct {
 	ChangeLogMaxBytes   int64 `yaml:"change_log_max_bytes"`
 	// SuperDigest is "super:<base64 sha1>" (DigestAuthenticationProvider.superDigest).
 	SuperDigest string `yaml:"super_digest"`
+	// Auth is SASL authentication and its enforcement (security.go).
+	Auth AuthConfig `yaml:",inline"`
+	// Limits are the connection and request throttles (security.go).
+	Limits LimitsConfig `yaml:",inline"`
 
 	// TLS holds the ssl.* settings (tls.go).
 	TLS TLSConfig `yaml:",inline"`
@@ -215,6 +219,7 @@ func (c *Config) Normalize() {
 	if c.ReaperInterval <= 0 {
 		c.ReaperInterval = 60 * time.Second
 	}
+	c.Limits.normalize()
 }
 
 // Validate reports settings that cannot work.
@@ -270,6 +275,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
 		return fmt.Errorf("config: super digest %q must look like super:<base64 sha1>", c.SuperDigest)
+	}
+	if err := c.Auth.validate(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -460,6 +468,10 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			// ZooKeeper tuning that has no meaning for a Raft node.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: accepted, not used by zkbridge", k))
 		default:
+			var known bool
+			if known, err = c.securityKey(k, v); known {
+				break
+			}
 			c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg %s: unknown key, ignored", k))
 		}
 		if err != nil {
@@ -468,6 +480,12 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 	}
 	if err := c.zooCfgTLS(props, clientHost); err != nil {
 		return Config{}, err
+	}
+	if _, ok := props["maxClientCnxns"]; !ok {
+		c.MaxClientCnxns = DefaultZooCfgMaxClientCnxns
+	}
+	if c.Auth.JAASFile != "" {
+		c.Auth.JAASFile = resolve(dir, c.Auth.JAASFile)
 	}
 	if adminEnabled && adminPort != "" {
 		c.AdminAddr = net.JoinHostPort(adminHost, adminPort)

@@ -2673,6 +2673,639 @@ func (x *ListSessionsResponse) GetSessions() []*SessionInfo {
 	return nil
 }
 
+type ImportBeginRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// subtrees must be empty (no node below them, and none at them but /)
+	// unless merge.
+	Subtrees []string `protobuf:"bytes,2,rep,name=subtrees,proto3" json:"subtrees,omitempty"`
+	Merge    bool     `protobuf:"varint,3,opt,name=merge,proto3" json:"merge,omitempty"`
+	// min_zxid_base: (source epoch + 1) << 32; zxidBase is raised to it
+	// unless the target's zxids are above it already.
+	MinZxidBase   int64 `protobuf:"varint,4,opt,name=min_zxid_base,json=minZxidBase,proto3" json:"min_zxid_base,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBeginRequest) Reset() {
+	*x = ImportBeginRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBeginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBeginRequest) ProtoMessage() {}
+
+func (x *ImportBeginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBeginRequest.ProtoReflect.Descriptor instead.
+func (*ImportBeginRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ImportBeginRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *ImportBeginRequest) GetSubtrees() []string {
+	if x != nil {
+		return x.Subtrees
+	}
+	return nil
+}
+
+func (x *ImportBeginRequest) GetMerge() bool {
+	if x != nil {
+		return x.Merge
+	}
+	return false
+}
+
+func (x *ImportBeginRequest) GetMinZxidBase() int64 {
+	if x != nil {
+		return x.MinZxidBase
+	}
+	return 0
+}
+
+type ImportBeginResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LastZxid      int64                  `protobuf:"varint,1,opt,name=last_zxid,json=lastZxid,proto3" json:"last_zxid,omitempty"` // the target's last zxid after the raise
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBeginResponse) Reset() {
+	*x = ImportBeginResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBeginResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBeginResponse) ProtoMessage() {}
+
+func (x *ImportBeginResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBeginResponse.ProtoReflect.Descriptor instead.
+func (*ImportBeginResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ImportBeginResponse) GetLastZxid() int64 {
+	if x != nil {
+		return x.LastZxid
+	}
+	return 0
+}
+
+// ImportedNode is one znode as the source had it. ephemeral_owner is 0, an
+// imported session, or ZooKeeper's container (0x8000000000000000) or TTL
+// (0xFF00000000000000 | ttl) marker; creates is the count of children ever
+// created (the next sequential suffix).
+type ImportedNode struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Path           string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Data           []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	NullData       bool                   `protobuf:"varint,3,opt,name=null_data,json=nullData,proto3" json:"null_data,omitempty"` // data is null (not empty)
+	Acl            []*ACL                 `protobuf:"bytes,4,rep,name=acl,proto3" json:"acl,omitempty"`
+	Czxid          int64                  `protobuf:"varint,5,opt,name=czxid,proto3" json:"czxid,omitempty"`
+	Mzxid          int64                  `protobuf:"varint,6,opt,name=mzxid,proto3" json:"mzxid,omitempty"`
+	Pzxid          int64                  `protobuf:"varint,7,opt,name=pzxid,proto3" json:"pzxid,omitempty"`
+	Ctime          int64                  `protobuf:"varint,8,opt,name=ctime,proto3" json:"ctime,omitempty"`
+	Mtime          int64                  `protobuf:"varint,9,opt,name=mtime,proto3" json:"mtime,omitempty"`
+	Version        int32                  `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	Aversion       int32                  `protobuf:"varint,11,opt,name=aversion,proto3" json:"aversion,omitempty"`
+	EphemeralOwner int64                  `protobuf:"varint,12,opt,name=ephemeral_owner,json=ephemeralOwner,proto3" json:"ephemeral_owner,omitempty"`
+	Creates        int32                  `protobuf:"varint,13,opt,name=creates,proto3" json:"creates,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ImportedNode) Reset() {
+	*x = ImportedNode{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportedNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportedNode) ProtoMessage() {}
+
+func (x *ImportedNode) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportedNode.ProtoReflect.Descriptor instead.
+func (*ImportedNode) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ImportedNode) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ImportedNode) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ImportedNode) GetNullData() bool {
+	if x != nil {
+		return x.NullData
+	}
+	return false
+}
+
+func (x *ImportedNode) GetAcl() []*ACL {
+	if x != nil {
+		return x.Acl
+	}
+	return nil
+}
+
+func (x *ImportedNode) GetCzxid() int64 {
+	if x != nil {
+		return x.Czxid
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetMzxid() int64 {
+	if x != nil {
+		return x.Mzxid
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetPzxid() int64 {
+	if x != nil {
+		return x.Pzxid
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetCtime() int64 {
+	if x != nil {
+		return x.Ctime
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetMtime() int64 {
+	if x != nil {
+		return x.Mtime
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetAversion() int32 {
+	if x != nil {
+		return x.Aversion
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetEphemeralOwner() int64 {
+	if x != nil {
+		return x.EphemeralOwner
+	}
+	return 0
+}
+
+func (x *ImportedNode) GetCreates() int32 {
+	if x != nil {
+		return x.Creates
+	}
+	return 0
+}
+
+type ACL struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Perms         int32                  `protobuf:"varint,1,opt,name=perms,proto3" json:"perms,omitempty"`
+	Scheme        string                 `protobuf:"bytes,2,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ACL) Reset() {
+	*x = ACL{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ACL) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ACL) ProtoMessage() {}
+
+func (x *ACL) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ACL.ProtoReflect.Descriptor instead.
+func (*ACL) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ACL) GetPerms() int32 {
+	if x != nil {
+		return x.Perms
+	}
+	return 0
+}
+
+func (x *ACL) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *ACL) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ImportedSession struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	TimeoutMs     int32                  `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	Password      []byte                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"` // 16 bytes: ZooKeeper's, derived from the id
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportedSession) Reset() {
+	*x = ImportedSession{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportedSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportedSession) ProtoMessage() {}
+
+func (x *ImportedSession) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportedSession.ProtoReflect.Descriptor instead.
+func (*ImportedSession) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ImportedSession) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ImportedSession) GetTimeoutMs() int32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *ImportedSession) GetPassword() []byte {
+	if x != nil {
+		return x.Password
+	}
+	return nil
+}
+
+type ImportBatch struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tenant string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// sessions are created first (an existing id is kept as it is).
+	Sessions []*ImportedSession `protobuf:"bytes,2,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// nodes, parents before children. Without update, a node that exists
+	// fails the batch unless merge (then it is left as it is).
+	Nodes []*ImportedNode `protobuf:"bytes,3,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Merge bool            `protobuf:"varint,4,opt,name=merge,proto3" json:"merge,omitempty"`
+	// update: a catch-up pass: deletes (children before parents) are removed,
+	// then nodes are created or overwritten with every field given.
+	Update        bool     `protobuf:"varint,5,opt,name=update,proto3" json:"update,omitempty"`
+	Deletes       []string `protobuf:"bytes,6,rep,name=deletes,proto3" json:"deletes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBatch) Reset() {
+	*x = ImportBatch{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBatch) ProtoMessage() {}
+
+func (x *ImportBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBatch.ProtoReflect.Descriptor instead.
+func (*ImportBatch) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ImportBatch) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *ImportBatch) GetSessions() []*ImportedSession {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *ImportBatch) GetNodes() []*ImportedNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ImportBatch) GetMerge() bool {
+	if x != nil {
+		return x.Merge
+	}
+	return false
+}
+
+func (x *ImportBatch) GetUpdate() bool {
+	if x != nil {
+		return x.Update
+	}
+	return false
+}
+
+func (x *ImportBatch) GetDeletes() []string {
+	if x != nil {
+		return x.Deletes
+	}
+	return nil
+}
+
+type ImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Batches       int64                  `protobuf:"varint,1,opt,name=batches,proto3" json:"batches,omitempty"`
+	Nodes         int64                  `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Sessions      int64                  `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"` // sessions sent (an existing id is kept as it is)
+	LastZxid      int64                  `protobuf:"varint,4,opt,name=last_zxid,json=lastZxid,proto3" json:"last_zxid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportResponse) Reset() {
+	*x = ImportResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportResponse) ProtoMessage() {}
+
+func (x *ImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
+func (*ImportResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ImportResponse) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetNodes() int64 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetSessions() int64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetLastZxid() int64 {
+	if x != nil {
+		return x.LastZxid
+	}
+	return 0
+}
+
+type ImportFinishRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	MinZxidBase   int64                  `protobuf:"varint,2,opt,name=min_zxid_base,json=minZxidBase,proto3" json:"min_zxid_base,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportFinishRequest) Reset() {
+	*x = ImportFinishRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportFinishRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportFinishRequest) ProtoMessage() {}
+
+func (x *ImportFinishRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportFinishRequest.ProtoReflect.Descriptor instead.
+func (*ImportFinishRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ImportFinishRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *ImportFinishRequest) GetMinZxidBase() int64 {
+	if x != nil {
+		return x.MinZxidBase
+	}
+	return 0
+}
+
+type ImportFinishResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LastZxid      int64                  `protobuf:"varint,1,opt,name=last_zxid,json=lastZxid,proto3" json:"last_zxid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportFinishResponse) Reset() {
+	*x = ImportFinishResponse{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportFinishResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportFinishResponse) ProtoMessage() {}
+
+func (x *ImportFinishResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportFinishResponse.ProtoReflect.Descriptor instead.
+func (*ImportFinishResponse) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ImportFinishResponse) GetLastZxid() int64 {
+	if x != nil {
+		return x.LastZxid
+	}
+	return 0
+}
+
 var File_zkbridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_zkbridge_v1_bridge_proto_rawDesc = "" +
@@ -2859,7 +3492,55 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"ephemerals\x18\x05 \x03(\tR\n" +
 	"ephemerals\"L\n" +
 	"\x14ListSessionsResponse\x124\n" +
-	"\bsessions\x18\x01 \x03(\v2\x18.zkbridge.v1.SessionInfoR\bsessions*\xc7\x01\n" +
+	"\bsessions\x18\x01 \x03(\v2\x18.zkbridge.v1.SessionInfoR\bsessions\"\x82\x01\n" +
+	"\x12ImportBeginRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1a\n" +
+	"\bsubtrees\x18\x02 \x03(\tR\bsubtrees\x12\x14\n" +
+	"\x05merge\x18\x03 \x01(\bR\x05merge\x12\"\n" +
+	"\rmin_zxid_base\x18\x04 \x01(\x03R\vminZxidBase\"2\n" +
+	"\x13ImportBeginResponse\x12\x1b\n" +
+	"\tlast_zxid\x18\x01 \x01(\x03R\blastZxid\"\xde\x02\n" +
+	"\fImportedNode\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1b\n" +
+	"\tnull_data\x18\x03 \x01(\bR\bnullData\x12\"\n" +
+	"\x03acl\x18\x04 \x03(\v2\x10.zkbridge.v1.ACLR\x03acl\x12\x14\n" +
+	"\x05czxid\x18\x05 \x01(\x03R\x05czxid\x12\x14\n" +
+	"\x05mzxid\x18\x06 \x01(\x03R\x05mzxid\x12\x14\n" +
+	"\x05pzxid\x18\a \x01(\x03R\x05pzxid\x12\x14\n" +
+	"\x05ctime\x18\b \x01(\x03R\x05ctime\x12\x14\n" +
+	"\x05mtime\x18\t \x01(\x03R\x05mtime\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\x05R\aversion\x12\x1a\n" +
+	"\baversion\x18\v \x01(\x05R\baversion\x12'\n" +
+	"\x0fephemeral_owner\x18\f \x01(\x03R\x0eephemeralOwner\x12\x18\n" +
+	"\acreates\x18\r \x01(\x05R\acreates\"C\n" +
+	"\x03ACL\x12\x14\n" +
+	"\x05perms\x18\x01 \x01(\x05R\x05perms\x12\x16\n" +
+	"\x06scheme\x18\x02 \x01(\tR\x06scheme\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"\\\n" +
+	"\x0fImportedSession\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\x05R\ttimeoutMs\x12\x1a\n" +
+	"\bpassword\x18\x03 \x01(\fR\bpassword\"\xd8\x01\n" +
+	"\vImportBatch\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x128\n" +
+	"\bsessions\x18\x02 \x03(\v2\x1c.zkbridge.v1.ImportedSessionR\bsessions\x12/\n" +
+	"\x05nodes\x18\x03 \x03(\v2\x19.zkbridge.v1.ImportedNodeR\x05nodes\x12\x14\n" +
+	"\x05merge\x18\x04 \x01(\bR\x05merge\x12\x16\n" +
+	"\x06update\x18\x05 \x01(\bR\x06update\x12\x18\n" +
+	"\adeletes\x18\x06 \x03(\tR\adeletes\"y\n" +
+	"\x0eImportResponse\x12\x18\n" +
+	"\abatches\x18\x01 \x01(\x03R\abatches\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\x03R\x05nodes\x12\x1a\n" +
+	"\bsessions\x18\x03 \x01(\x03R\bsessions\x12\x1b\n" +
+	"\tlast_zxid\x18\x04 \x01(\x03R\blastZxid\"Q\n" +
+	"\x13ImportFinishRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\"\n" +
+	"\rmin_zxid_base\x18\x02 \x01(\x03R\vminZxidBase\"3\n" +
+	"\x14ImportFinishResponse\x12\x1b\n" +
+	"\tlast_zxid\x18\x01 \x01(\x03R\blastZxid*\xc7\x01\n" +
 	"\n" +
 	"ChangeType\x12\x1b\n" +
 	"\x17CHANGE_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2872,7 +3553,7 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\vCutoverMode\x12\x13\n" +
 	"\x0fCUTOVER_MODE_ZK\x10\x00\x12\x17\n" +
 	"\x13CUTOVER_MODE_NATIVE\x10\x01\x12\x1a\n" +
-	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xf2\v\n" +
+	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xdc\r\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
@@ -2894,7 +3575,10 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\bAddVoter\x12\x1d.zkbridge.v1.AddMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12M\n" +
 	"\vAddObserver\x12\x1d.zkbridge.v1.AddMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12P\n" +
 	"\vRemoveVoter\x12 .zkbridge.v1.RemoveMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12U\n" +
-	"\x0eTransferLeader\x12\".zkbridge.v1.TransferLeaderRequest\x1a\x1f.zkbridge.v1.MembershipResponseB9Z7github.com/zkbridge/zkbridge/api/zkbridge/v1;zkbridgev1b\x06proto3"
+	"\x0eTransferLeader\x12\".zkbridge.v1.TransferLeaderRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12P\n" +
+	"\vImportBegin\x12\x1f.zkbridge.v1.ImportBeginRequest\x1a .zkbridge.v1.ImportBeginResponse\x12A\n" +
+	"\x06Import\x12\x18.zkbridge.v1.ImportBatch\x1a\x1b.zkbridge.v1.ImportResponse(\x01\x12S\n" +
+	"\fImportFinish\x12 .zkbridge.v1.ImportFinishRequest\x1a!.zkbridge.v1.ImportFinishResponseB9Z7github.com/zkbridge/zkbridge/api/zkbridge/v1;zkbridgev1b\x06proto3"
 
 var (
 	file_zkbridge_v1_bridge_proto_rawDescOnce sync.Once
@@ -2909,7 +3593,7 @@ func file_zkbridge_v1_bridge_proto_rawDescGZIP() []byte {
 }
 
 var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(ChangeType)(0),                       // 0: zkbridge.v1.ChangeType
 	(CutoverMode)(0),                      // 1: zkbridge.v1.CutoverMode
@@ -2955,6 +3639,15 @@ var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(*ListSessionsRequest)(nil),           // 41: zkbridge.v1.ListSessionsRequest
 	(*SessionInfo)(nil),                   // 42: zkbridge.v1.SessionInfo
 	(*ListSessionsResponse)(nil),          // 43: zkbridge.v1.ListSessionsResponse
+	(*ImportBeginRequest)(nil),            // 44: zkbridge.v1.ImportBeginRequest
+	(*ImportBeginResponse)(nil),           // 45: zkbridge.v1.ImportBeginResponse
+	(*ImportedNode)(nil),                  // 46: zkbridge.v1.ImportedNode
+	(*ACL)(nil),                           // 47: zkbridge.v1.ACL
+	(*ImportedSession)(nil),               // 48: zkbridge.v1.ImportedSession
+	(*ImportBatch)(nil),                   // 49: zkbridge.v1.ImportBatch
+	(*ImportResponse)(nil),                // 50: zkbridge.v1.ImportResponse
+	(*ImportFinishRequest)(nil),           // 51: zkbridge.v1.ImportFinishRequest
+	(*ImportFinishResponse)(nil),          // 52: zkbridge.v1.ImportFinishResponse
 }
 var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	5,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
@@ -2973,49 +3666,58 @@ var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	1,  // 13: zkbridge.v1.CutoverPolicy.mode:type_name -> zkbridge.v1.CutoverMode
 	39, // 14: zkbridge.v1.ListCutoverPoliciesResponse.policies:type_name -> zkbridge.v1.CutoverPolicy
 	42, // 15: zkbridge.v1.ListSessionsResponse.sessions:type_name -> zkbridge.v1.SessionInfo
-	3,  // 16: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
-	7,  // 17: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
-	7,  // 18: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
-	9,  // 19: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
-	28, // 20: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
-	33, // 21: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
-	41, // 22: zkbridge.v1.Bridge.ListSessions:input_type -> zkbridge.v1.ListSessionsRequest
-	11, // 23: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
-	13, // 24: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
-	15, // 25: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
-	17, // 26: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
-	19, // 27: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
-	36, // 28: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
-	38, // 29: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
-	21, // 30: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
-	24, // 31: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
-	24, // 32: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
-	25, // 33: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
-	26, // 34: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
-	4,  // 35: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
-	8,  // 36: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
-	8,  // 37: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
-	10, // 38: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
-	29, // 39: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
-	34, // 40: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
-	43, // 41: zkbridge.v1.Bridge.ListSessions:output_type -> zkbridge.v1.ListSessionsResponse
-	12, // 42: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
-	14, // 43: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
-	16, // 44: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
-	18, // 45: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
-	20, // 46: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
-	37, // 47: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
-	40, // 48: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
-	22, // 49: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
-	27, // 50: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 51: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
-	27, // 52: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 53: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
-	35, // [35:54] is the sub-list for method output_type
-	16, // [16:35] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	47, // 16: zkbridge.v1.ImportedNode.acl:type_name -> zkbridge.v1.ACL
+	48, // 17: zkbridge.v1.ImportBatch.sessions:type_name -> zkbridge.v1.ImportedSession
+	46, // 18: zkbridge.v1.ImportBatch.nodes:type_name -> zkbridge.v1.ImportedNode
+	3,  // 19: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
+	7,  // 20: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
+	7,  // 21: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
+	9,  // 22: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
+	28, // 23: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
+	33, // 24: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
+	41, // 25: zkbridge.v1.Bridge.ListSessions:input_type -> zkbridge.v1.ListSessionsRequest
+	11, // 26: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
+	13, // 27: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
+	15, // 28: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
+	17, // 29: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
+	19, // 30: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
+	36, // 31: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
+	38, // 32: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
+	21, // 33: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
+	24, // 34: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
+	24, // 35: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
+	25, // 36: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
+	26, // 37: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
+	44, // 38: zkbridge.v1.Bridge.ImportBegin:input_type -> zkbridge.v1.ImportBeginRequest
+	49, // 39: zkbridge.v1.Bridge.Import:input_type -> zkbridge.v1.ImportBatch
+	51, // 40: zkbridge.v1.Bridge.ImportFinish:input_type -> zkbridge.v1.ImportFinishRequest
+	4,  // 41: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
+	8,  // 42: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
+	8,  // 43: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
+	10, // 44: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
+	29, // 45: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
+	34, // 46: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
+	43, // 47: zkbridge.v1.Bridge.ListSessions:output_type -> zkbridge.v1.ListSessionsResponse
+	12, // 48: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
+	14, // 49: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
+	16, // 50: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
+	18, // 51: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
+	20, // 52: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
+	37, // 53: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
+	40, // 54: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
+	22, // 55: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
+	27, // 56: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 57: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
+	27, // 58: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 59: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
+	45, // 60: zkbridge.v1.Bridge.ImportBegin:output_type -> zkbridge.v1.ImportBeginResponse
+	50, // 61: zkbridge.v1.Bridge.Import:output_type -> zkbridge.v1.ImportResponse
+	52, // 62: zkbridge.v1.Bridge.ImportFinish:output_type -> zkbridge.v1.ImportFinishResponse
+	41, // [41:63] is the sub-list for method output_type
+	19, // [19:41] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_zkbridge_v1_bridge_proto_init() }
@@ -3030,7 +3732,7 @@ func file_zkbridge_v1_bridge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkbridge_v1_bridge_proto_rawDesc), len(file_zkbridge_v1_bridge_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,9 @@ const (
 	Bridge_AddObserver_FullMethodName           = "/zkbridge.v1.Bridge/AddObserver"
 	Bridge_RemoveVoter_FullMethodName           = "/zkbridge.v1.Bridge/RemoveVoter"
 	Bridge_TransferLeader_FullMethodName        = "/zkbridge.v1.Bridge/TransferLeader"
+	Bridge_ImportBegin_FullMethodName           = "/zkbridge.v1.Bridge/ImportBegin"
+	Bridge_Import_FullMethodName                = "/zkbridge.v1.Bridge/Import"
+	Bridge_ImportFinish_FullMethodName          = "/zkbridge.v1.Bridge/ImportFinish"
 )
 
 // BridgeClient is the client API for Bridge service.
@@ -119,6 +122,20 @@ type BridgeClient interface {
 	AddObserver(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
 	RemoveVoter(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
 	TransferLeader(ctx context.Context, in *TransferLeaderRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
+	// Migration from ZooKeeper (`zkbridge migrate`, docs/migration.md).
+	// ImportBegin checks that the subtrees hold no node (unless merge) and
+	// raises zxidBase to min_zxid_base, so that clients which saw the source
+	// ensemble's zxids are never refused for their lastZxidSeen.
+	ImportBegin(ctx context.Context, in *ImportBeginRequest, opts ...grpc.CallOption) (*ImportBeginResponse, error)
+	// Import loads batches of sessions and znodes exactly as the source had
+	// them (every stat field, ACLs, container/TTL markers, ephemerals of
+	// imported sessions, the child-create counter). Each batch is one
+	// replicated command: all of it or none; a failing batch ends the stream
+	// with an error naming the node, after the batches before it.
+	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportBatch, ImportResponse], error)
+	// ImportFinish raises zxidBase again if the source moved on (a live
+	// migration) and reports the target's last zxid.
+	ImportFinish(ctx context.Context, in *ImportFinishRequest, opts ...grpc.CallOption) (*ImportFinishResponse, error)
 }
 
 type bridgeClient struct {
@@ -340,6 +357,39 @@ func (c *bridgeClient) TransferLeader(ctx context.Context, in *TransferLeaderReq
 	return out, nil
 }
 
+func (c *bridgeClient) ImportBegin(ctx context.Context, in *ImportBeginRequest, opts ...grpc.CallOption) (*ImportBeginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportBeginResponse)
+	err := c.cc.Invoke(ctx, Bridge_ImportBegin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportBatch, ImportResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Bridge_ServiceDesc.Streams[3], Bridge_Import_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ImportBatch, ImportResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_ImportClient = grpc.ClientStreamingClient[ImportBatch, ImportResponse]
+
+func (c *bridgeClient) ImportFinish(ctx context.Context, in *ImportFinishRequest, opts ...grpc.CallOption) (*ImportFinishResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportFinishResponse)
+	err := c.cc.Invoke(ctx, Bridge_ImportFinish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BridgeServer is the server API for Bridge service.
 // All implementations must embed UnimplementedBridgeServer
 // for forward compatibility.
@@ -410,6 +460,20 @@ type BridgeServer interface {
 	AddObserver(context.Context, *AddMemberRequest) (*MembershipResponse, error)
 	RemoveVoter(context.Context, *RemoveMemberRequest) (*MembershipResponse, error)
 	TransferLeader(context.Context, *TransferLeaderRequest) (*MembershipResponse, error)
+	// Migration from ZooKeeper (`zkbridge migrate`, docs/migration.md).
+	// ImportBegin checks that the subtrees hold no node (unless merge) and
+	// raises zxidBase to min_zxid_base, so that clients which saw the source
+	// ensemble's zxids are never refused for their lastZxidSeen.
+	ImportBegin(context.Context, *ImportBeginRequest) (*ImportBeginResponse, error)
+	// Import loads batches of sessions and znodes exactly as the source had
+	// them (every stat field, ACLs, container/TTL markers, ephemerals of
+	// imported sessions, the child-create counter). Each batch is one
+	// replicated command: all of it or none; a failing batch ends the stream
+	// with an error naming the node, after the batches before it.
+	Import(grpc.ClientStreamingServer[ImportBatch, ImportResponse]) error
+	// ImportFinish raises zxidBase again if the source moved on (a live
+	// migration) and reports the target's last zxid.
+	ImportFinish(context.Context, *ImportFinishRequest) (*ImportFinishResponse, error)
 	mustEmbedUnimplementedBridgeServer()
 }
 
@@ -476,6 +540,15 @@ func (UnimplementedBridgeServer) RemoveVoter(context.Context, *RemoveMemberReque
 }
 func (UnimplementedBridgeServer) TransferLeader(context.Context, *TransferLeaderRequest) (*MembershipResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TransferLeader not implemented")
+}
+func (UnimplementedBridgeServer) ImportBegin(context.Context, *ImportBeginRequest) (*ImportBeginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportBegin not implemented")
+}
+func (UnimplementedBridgeServer) Import(grpc.ClientStreamingServer[ImportBatch, ImportResponse]) error {
+	return status.Error(codes.Unimplemented, "method Import not implemented")
+}
+func (UnimplementedBridgeServer) ImportFinish(context.Context, *ImportFinishRequest) (*ImportFinishResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportFinish not implemented")
 }
 func (UnimplementedBridgeServer) mustEmbedUnimplementedBridgeServer() {}
 func (UnimplementedBridgeServer) testEmbeddedByValue()                {}
@@ -815,6 +888,49 @@ func _Bridge_TransferLeader_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Bridge_ImportBegin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportBeginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).ImportBegin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_ImportBegin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).ImportBegin(ctx, req.(*ImportBeginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Bridge_Import_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(BridgeServer).Import(&grpc.GenericServerStream[ImportBatch, ImportResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_ImportServer = grpc.ClientStreamingServer[ImportBatch, ImportResponse]
+
+func _Bridge_ImportFinish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportFinishRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).ImportFinish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_ImportFinish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).ImportFinish(ctx, req.(*ImportFinishRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Bridge_ServiceDesc is the grpc.ServiceDesc for Bridge service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -886,6 +1002,14 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "TransferLeader",
 			Handler:    _Bridge_TransferLeader_Handler,
 		},
+		{
+			MethodName: "ImportBegin",
+			Handler:    _Bridge_ImportBegin_Handler,
+		},
+		{
+			MethodName: "ImportFinish",
+			Handler:    _Bridge_ImportFinish_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -903,6 +1027,11 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "FetchMetadataSnapshot",
 			Handler:       _Bridge_FetchMetadataSnapshot_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Import",
+			Handler:       _Bridge_Import_Handler,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "zkbridge/v1/bridge.proto",

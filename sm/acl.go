@@ -60,13 +60,17 @@ func schemeMatches(scheme, id, expr string) bool {
 		return id == expr
 	case "ip":
 		return ipMatches(id, expr)
+	case "sasl":
+		// SASLAuthenticationProvider.matches: a SASL user named "super"
+		// matches every sasl ACL.
+		return id == expr || id == "super"
 	}
 	return false
 }
 
 // authenticatedScheme reports whether ids of this scheme are expanded by the
 // `auth` ACL scheme (ZooKeeper's isAuthenticated: digest and x509, not ip).
-func authenticatedScheme(s string) bool { return s == "digest" || s == "x509" }
+func authenticatedScheme(s string) bool { return s == "digest" || s == "x509" || s == "sasl" }
 
 // validACLID is the provider isValid check per scheme.
 func validACLID(scheme, id string) bool {
@@ -83,8 +87,21 @@ func validACLID(scheme, id string) bool {
 		return ok
 	case "x509":
 		return true
+	case "sasl":
+		return validKerberosName(id)
 	}
 	return false
+}
+
+// validKerberosName is SASLAuthenticationProvider.isValid: KerberosName's
+// pattern service[/host]@realm, or any name without '@'.
+func validKerberosName(id string) bool {
+	at := strings.IndexByte(id, '@')
+	if at < 0 {
+		return true
+	}
+	name, realm := id[:at], id[at+1:]
+	return !strings.ContainsAny(realm, "/@") && strings.Count(name, "/") <= 1
 }
 
 // parseIPExpr parses "addr[/bits]" as ZooKeeper 3.8's IPAuthenticationProvider

@@ -188,3 +188,23 @@ func TestPrincipal(t *testing.T) {
 		t.Error("a@b@c: want an error (ZooKeeper's KerberosName refuses it)")
 	}
 }
+
+func TestDigestClient(t *testing.T) {
+	d := NewDigest(users(map[string]string{`a"b`: `p\w`}))
+	ch, _ := d.Step(nil)
+	c := &DigestClient{User: `a"b`, Password: `p\w`}
+	rsp, err := c.Respond(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := d.Step(rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Verify(final); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Verify([]byte("rspauth=00000000000000000000000000000000")); err == nil {
+		t.Fatal("a forged rspauth verified")
+	}
+}

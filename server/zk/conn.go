@@ -48,6 +48,8 @@ type conn struct {
 	// in buffers the socket's input (serve); the 4lw stmk reads its
 	// argument from it too.
 	in *bufio.Reader
+	// tls: the connection completed a TLS handshake (startTLS).
+	tls bool
 	// readOnly marks a connection admitted by a read-only node.
 	readOnly atomic.Bool
 	// fencedLogged: a write of this connection was refused by a cutover
@@ -186,6 +188,9 @@ func (c *conn) authIDs() []zkproto.Id {
 // serve runs the connection until it ends.
 func (c *conn) serve() {
 	defer c.shutdown()
+	if !c.startTLS() {
+		return
+	}
 	go c.writeLoop()
 	// Buffered: a pipelining client's frames arrive together, and reading
 	// each header and body straight from the socket costs two syscalls per

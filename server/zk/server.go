@@ -2,7 +2,6 @@ package zk
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -82,9 +81,9 @@ func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
 // Listen binds the client port. A port in use fails fast, before Raft
 // opens its logs.
 func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.cfg.ClientAddr)
+	ln, err := s.listenClients()
 	if err != nil {
-		return fmt.Errorf("listen on client address %s: %w (is another server running there? use --client-addr)", s.cfg.ClientAddr, err)
+		return err
 	}
 	s.listener = ln
 	return nil

@@ -68,6 +68,11 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	if !cfg.AdminDisabled {
 		s.admin = admin.New(cfg.AdminAddr, s.node, s.zk, s.Status, log)
+		console := admin.ConsoleOptions{Users: cfg.AdminUsers, Writes: cfg.ConsoleWrites, SuperDigest: cfg.SuperDigest, Version: zk.ZooKeeperVersion}
+		if s.native != nil {
+			console.Bridge = s.native.Activity
+		}
+		s.admin.EnableConsole(console)
 		s.node.SetProgressSource(admin.FetchProgress)
 	}
 	return s, nil

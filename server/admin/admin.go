@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/admin/console"
 	"github.com/zkbridge/zkbridge/server/node"
 )
 
@@ -30,6 +31,26 @@ type Commands interface {
 	RunCommand(name string) (primary string, out map[string]any, ok bool)
 	// Gauges reports every numeric mntr value.
 	Gauges(emit func(name, help string, v float64))
+	// ConsoleConns lists the door's client connections with their
+	// sessions and watches (the web console's Sessions page).
+	ConsoleConns() []node.ConnInfo
+	// RequestStats returns cumulative replies by op and their latency
+	// histogram (the web console's live charts).
+	RequestStats() node.RequestStats
+}
+
+// ConsoleOptions configure the web console under /ui/ (server/admin/console).
+type ConsoleOptions struct {
+	// Users are administrators as digest identities name:<base64 sha1>.
+	Users []string
+	// Writes lets administrators change znodes and expire sessions.
+	Writes bool
+	// SuperDigest is the cluster's super identity.
+	SuperDigest string
+	// Version is the version the Cluster page shows.
+	Version string
+	// Bridge reports the native door's activity; nil when it is off.
+	Bridge func() node.BridgeActivity
 }
 
 // Server is the admin HTTP endpoint of one node.
@@ -43,7 +64,13 @@ type Server struct {
 	ln   net.Listener
 	http *http.Server
 	wg   sync.WaitGroup
+
+	consoleOpts *ConsoleOptions  // nil: no console
+	console     *console.Console // started by Serve
 }
+
+// EnableConsole serves the web console under /ui/ (call before Serve).
+func (a *Server) EnableConsole(o ConsoleOptions) { a.consoleOpts = &o }
 
 // New prepares the admin endpoint on addr for node n; cmds answers the
 // ZooKeeper commands, status the raft status (with the doors' connections).
@@ -79,6 +106,9 @@ func (a *Server) Serve() {
 
 // Shutdown stops the endpoint (bounded).
 func (a *Server) Shutdown() {
+	if a.console != nil {
+		a.console.Close() // its event streams end first: Shutdown waits for them
+	}
 	if a.http == nil {
 		if a.ln != nil {
 			a.ln.Close()
@@ -120,6 +150,17 @@ func (a *Server) handler() http.Handler {
 		writeJSON(w, http.StatusOK, out)
 	})
 	a.raftHandlers(mux)
+	if a.consoleOpts != nil {
+		o := a.consoleOpts
+		c, err := console.New(console.Options{Node: a.node, Doors: a.cmds, Bridge: o.Bridge, Users: o.Users, Writes: o.Writes,
+			SuperDigest: o.SuperDigest, Version: o.Version, Log: a.log.With().Str("component", "console").Logger()})
+		if err != nil {
+			a.log.Error().Err(err).Msg("web console disabled")
+		} else {
+			a.console = c
+			mux.Handle("/ui/", c.Handler())
+		}
+	}
 	// Profiles for performance work (go tool pprof http://ADMIN/debug/pprof/profile).
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

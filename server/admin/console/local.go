@@ -131,4 +131,6 @@ func (c *Console) nodes(ctx context.Context) []NodeView {
 	return out
 }
 
-func decodeJSON(r io.Reader, out any) error { return json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(out) }
+func decodeJSON(r io.Reader, out any) error {
+	return json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(out)
+}

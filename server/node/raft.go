@@ -114,40 +114,6 @@ func (w *leaderWatch) changed() <-chan struct{} {
 	return w.ch
 }
 
-// await waits for a request's result. Once the leader changes (or a
-// snapshot is recovered) it runs confirm (a read index against the new
-// leader), waits resultSettle more, then reports ok=false: the entry was
-// lost, or (confirm failing) its outcome is unknown.
-func (w *leaderWatch) await(changed <-chan struct{}, rs *dragonboat.RequestState, confirm func(context.Context) error) (dragonboat.RequestResult, bool) {
-	select {
-	case res := <-rs.ResultC():
-		return res, true
-	case <-changed:
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), proposalTimeout)
-	defer cancel()
-	confirmed := make(chan struct{})
-	go func() {
-		_ = confirm(ctx) // failed or not, the wait below ends
-		close(confirmed)
-	}()
-	select {
-	case res := <-rs.ResultC():
-		return res, true
-	case <-confirmed:
-	}
-	settle := time.NewTimer(resultSettle)
-	defer settle.Stop()
-	select {
-	case res := <-rs.ResultC():
-		return res, true
-	case <-settle.C:
-		// The request state is left to dragonboat's own timeout; it is
-		// not released, as its result may still be delivered.
-		return dragonboat.RequestResult{}, false
-	}
-}
-
 // lockedSM wraps the local state machine so that applying a batch and
 // running the apply hooks happen under one lock that reads take shared: a
 // read never sees a change whose watch events are not yet queued. It also
@@ -297,6 +263,10 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 		logFS.NoSync = true
 		log.Warn().Str("dir", raftDir).Msg("raft log: writes are acknowledged without fsync (forceSync=no); a machine crash can lose acknowledged writes")
 	}
+	peerTLS, err := quorumTLS(*cfg, log.With().Str("component", "raft.transport").Logger())
+	if err != nil {
+		return nil, nil, err
+	}
 	nhc := dbconfig.NodeHostConfig{
 		NodeHostDir:         raftDir,
 		RTTMillisecond:      uint64(config.RaftTick / time.Millisecond),
@@ -308,7 +278,7 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 			FS:               logFS,
 			LogDB:            logDBConfig(),
 			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
-			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger()},
+			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger(), TLS: peerTLS},
 		},
 	}
 	nh, err := dragonboat.NewNodeHost(nhc)
@@ -398,35 +368,160 @@ func (r *raftNode) isLeader() bool {
 func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 	data := cmd.Encode()
 	changed := r.leaders.changed()
-	var rs *dragonboat.RequestState
-	var err error
-	for attempt := 0; ; attempt++ {
-		rs, err = r.nh.Propose(r.session, data, proposalTimeout)
-		// SystemBusy means the proposal was not taken: safe to retry.
-		if !errors.Is(err, dragonboat.ErrSystemBusy) || attempt >= 50 {
-			break
-		}
-		time.Sleep(time.Millisecond * time.Duration(1+attempt))
-	}
+	rs, err := r.proposeOnce(data)
 	if err != nil {
 		go done(nil, fmt.Errorf("propose: %w", err))
 		return
 	}
 	go func() {
-		res, ok := r.leaders.await(changed, rs, r.catchUpAfterElection)
-		if !ok {
-			done(nil, errOutcomeUnknown)
-			return
-		}
-		rs.Release()
-		if !res.Completed() {
-			done(nil, fmt.Errorf("proposal %s", requestOutcome(res)))
+		res, err := r.await(changed, data, rs, retrySafe(cmd))
+		if err != nil {
+			done(nil, err)
 			return
 		}
 		out, err := sm.DecodeResult(res.GetResult().Data)
 		done(out, err)
 	}()
 }
+
+// proposeOnce hands data to dragonboat, retrying while it is busy
+// (SystemBusy: the proposal was not taken).
+func (r *raftNode) proposeOnce(data []byte) (*dragonboat.RequestState, error) {
+	for attempt := 0; ; attempt++ {
+		rs, err := r.nh.Propose(r.session, data, proposalTimeout)
+		if !errors.Is(err, dragonboat.ErrSystemBusy) || attempt >= 50 {
+			return rs, err
+		}
+		time.Sleep(time.Millisecond * time.Duration(1+attempt))
+	}
+}
+
+// A follower forwards a proposal to the leader in one message, which the
+// leader drops when its receive queue is full (a peer that resumed after a
+// pause floods it; dragonboat logs "dropped an incoming message") or the
+// link is down; nobody is told, and the proposal used to wait its whole
+// proposalTimeout. So a proposal without a result after proposalRetryAfter
+// is proposed again when a second copy is harmless (retrySafe), the wait
+// doubling up to maxProposalRetryAfter; the first result wins. One that
+// cannot be repeated is given up after abandonAfter as outcome unknown
+// (the ZooKeeper door answers that with ConnectionLoss). 500 ms is far
+// above a healthy write's latency, so a copy is rare and then costs an
+// entry that apply rejects.
+const (
+	proposalRetryAfter    = 500 * time.Millisecond
+	maxProposalRetryAfter = 2 * time.Second
+	maxProposalAttempts   = 8
+	abandonAfter          = 3 * time.Second
+)
+
+// retrySafe reports whether applying cmd twice is harmless, so a proposal
+// whose message may have been dropped can be repeated: a session write
+// carries (conn, seq), and apply accepts only the seq after the last one
+// applied, so a second copy is refused (out of order) after the first,
+// and the first's result is the one delivered (results come in apply
+// order). A session takeover, an expiry and an activity report are
+// idempotent; a second CreateSession leaves a session nobody holds, which
+// expires after its timeout, as when a client gives up and reconnects.
+func retrySafe(cmd *sm.Command) bool {
+	switch cmd.Op.(type) {
+	case *sm.SetSessionOwner, *sm.CreateSession, *sm.TouchSessions:
+		return true
+	case *sm.CloseSession:
+		return cmd.Session != 0
+	}
+	return cmd.Session != 0 && cmd.Seq != 0
+}
+
+// await waits for the first completed result of a proposal's attempts,
+// proposing data again as retrySafe allows. Once the leader changes (or a
+// snapshot is recovered) it stops repeating, runs catchUpAfterElection (a
+// read index against the new leader), waits resultSettle more, then
+// reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
+func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool) (dragonboat.RequestResult, error) {
+	// Every attempt delivers exactly one result (dragonboat times requests
+	// out), into a buffer large enough that none blocks after we return.
+	results := make(chan dragonboat.RequestResult, maxProposalAttempts)
+	pending, attempts := 0, 0
+	watch := func(rs *dragonboat.RequestState) {
+		pending++
+		attempts++
+		go func() {
+			res := <-rs.ResultC()
+			rs.Release()
+			results <- res
+		}()
+	}
+	watch(first)
+	wait := proposalRetryAfter
+	if !retry {
+		wait = abandonAfter
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case res := <-results:
+			pending--
+			if res.Completed() {
+				return res, nil
+			}
+			if pending == 0 {
+				return res, fmt.Errorf("proposal %s", requestOutcome(res))
+			}
+		case <-changed:
+			return r.settleAfterLeaderChange(results, pending)
+		case <-timer.C:
+			if !retry || attempts == maxProposalAttempts {
+				r.log.Warn().Int("attempts", attempts).Msg("proposal unanswered; giving up (outcome unknown)")
+				return dragonboat.RequestResult{}, errProposalUnanswered
+			}
+			rs, err := r.proposeOnce(data)
+			if err != nil {
+				r.log.Debug().Err(err).Msg("proposing an unanswered proposal again failed")
+			} else {
+				r.log.Info().Int("attempt", attempts+1).Dur("waited", wait).Msg("proposal unanswered (its message may have been dropped); proposing it again")
+				watch(rs)
+			}
+			wait = min(2*wait, maxProposalRetryAfter)
+			timer.Reset(wait)
+		}
+	}
+}
+
+// settleAfterLeaderChange ends a wait the leader changed under: the
+// attempts still pending are decided once this replica has caught up with
+// the new leader, and resultSettle later.
+func (r *raftNode) settleAfterLeaderChange(results <-chan dragonboat.RequestResult, pending int) (dragonboat.RequestResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), proposalTimeout)
+	defer cancel()
+	confirmed := make(chan struct{})
+	go func() {
+		_ = r.catchUpAfterElection(ctx) // failed or not, the wait below ends
+		close(confirmed)
+	}()
+	var settle <-chan time.Time
+	for pending > 0 {
+		select {
+		case res := <-results:
+			pending--
+			if res.Completed() {
+				return res, nil
+			}
+		case <-confirmed:
+			confirmed = nil
+			t := time.NewTimer(resultSettle)
+			defer t.Stop()
+			settle = t.C
+		case <-settle:
+			return dragonboat.RequestResult{}, errOutcomeUnknown
+		}
+	}
+	return dragonboat.RequestResult{}, errOutcomeUnknown
+}
+
+// errProposalUnanswered: no attempt of a proposal was answered in time;
+// its message was probably dropped, but it may still apply.
+var errProposalUnanswered = fmt.Errorf("proposal unanswered (its message may have been dropped): %w", errOutcomeUnknown)
 
 // errOutcomeUnknown: the leader changed (or a snapshot replaced the local
 // state) under a proposal, which did not complete once this replica caught

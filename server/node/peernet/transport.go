@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -48,6 +49,7 @@ func (f Factory) Create(nhc config.NodeHostConfig, onBatch raftio.MessageHandler
 		onChunk:    onChunk,
 		log:        f.Log,
 		conns:      map[net.Conn]struct{}{},
+		faults:     FaultsFor(nhc.GetListenAddress()),
 	}
 }
 
@@ -71,6 +73,9 @@ type Transport struct {
 	onBatch    raftio.MessageHandler
 	onChunk    raftio.ChunkHandler
 	log        zerolog.Logger
+	faults     *Faults // what a test or the fault suite injects (usually nothing)
+
+	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -93,6 +98,14 @@ func (t *Transport) Start() error {
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go t.acceptLoop(ln)
+	if path := os.Getenv(FaultFileEnv); path != "" {
+		t.stopFaults = make(chan struct{})
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			watchFaultFile(path, t.faults, t.stopFaults, t.log)
+		}()
+	}
 	return nil
 }
 
@@ -111,6 +124,10 @@ func (t *Transport) Addr() net.Addr {
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	t.closed = true
+	if t.stopFaults != nil {
+		close(t.stopFaults)
+		t.stopFaults = nil
+	}
 	ln := t.ln
 	for c := range t.conns {
 		_ = c.Close()
@@ -215,11 +232,15 @@ func (t *Transport) deliver(kind byte, payload []byte) error {
 		if err := decode(b.Unmarshal, payload); err != nil {
 			return fmt.Errorf("%w: message batch: %v", errCorrupt, err)
 		}
+		t.faults.filter(&b)
 		t.onBatch(b)
 	case kindChunk:
 		var ch raftpb.Chunk
 		if err := decode(ch.Unmarshal, payload); err != nil {
 			return fmt.Errorf("%w: snapshot chunk: %v", errCorrupt, err)
+		}
+		if t.faults.cutChunk(ch.From) {
+			return fmt.Errorf("%w: snapshot chunk from replica %d: cut off by an injected partition", errRejected, ch.From)
 		}
 		if !t.onChunk(ch) {
 			return fmt.Errorf("%w: snapshot chunk %d of shard %d from replica %d rejected", errRejected, ch.ChunkId, ch.ShardID, ch.From)

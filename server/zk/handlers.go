@@ -25,6 +25,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 	c.srv.metrics.packetsReceived.Add(1)
 	c.srv.node.TouchSession(c.sessionID())
 
+	if h.Type != zkproto.OpAuth && h.Type != zkproto.OpSASL && !c.enforceAuth(h.Xid) {
+		return false
+	}
 	if !h.Type.Known() || h.Type == zkproto.OpNotify || h.Type == zkproto.OpCreateSession || h.Type == zkproto.OpError {
 		// ZooKeeper: ReplyHeader(xid, -1, Unimplemented), then close.
 		c.log.Info().Int32("op", int32(h.Type)).Msg("unknown opcode; closing connection")
@@ -123,12 +126,7 @@ func (c *conn) handleRequest(frame []byte) bool {
 		}
 		c.handleReconfig(h, req.(*zkproto.ReconfigRequest))
 	case zkproto.OpSASL:
-		// SASL is not implemented: a clear error instead of a silent close.
-		c.log.Info().Msg("SASL requested but not supported; answering AuthFailed")
-		p := c.addPending(h.Xid, h.Type)
-		// zxid 0, as ZooKeeper's SASL (and auth) replies
-		c.complete(p, replyFrame(h.Xid, 0, zkproto.ErrAuthFailed, nil), true)
-		return false
+		return c.handleSASL(h.Xid, req.(*zkproto.GetSASLRequest).Token)
 	default:
 		if deferrable(h.Type) && c.unordered.Load() == 0 && c.hasPending() {
 			// Behind in-flight writes of this connection: answered at its

@@ -49,6 +49,9 @@ type Server struct {
 
 	listener net.Listener
 	wg       sync.WaitGroup
+
+	// sasl is the SASL and auth-enforcement setup (sasl.go).
+	sasl saslState
 }
 
 // New creates the door of node n and subscribes it to the node's applied
@@ -68,6 +71,7 @@ func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
 		gate:      newReadGate(),
 	}
 	s.mask.Store(306) // ZooKeeper's default trace mask
+	s.initSASL()
 	n.AddApplyBarrier(s.gate)
 	n.Subscribe(node.Hooks{
 		Applied:           s.applied,

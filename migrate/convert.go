@@ -1,0 +1,102 @@
+package migrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zkbridge/zkbridge/migrate/zkdata"
+)
+
+// ConvertResult describes the data directory a conversion read.
+type ConvertResult struct {
+	Snapshot string   `json:"snapshot"` // "" when there was none
+	Zxid     int64    `json:"last_zxid"`
+	Nodes    int64    `json:"nodes"`
+	Sessions int64    `json:"sessions"`
+	Tails    []string `json:"tails,omitempty"` // torn log tails that ended the replay
+}
+
+// Convert reads a stopped ZooKeeper's data directory (the newest snapshot,
+// its Adler32 seals verified, and every later log entry replayed) and
+// feeds the resulting sessions and nodes to sink, parents first. begin
+// gets the header (the last zxid replayed) before anything is fed.
+//
+// The replay runs in memory (zkdata.Tree): it needs about the size of the
+// tree's data and paths.
+func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) (*ConvertResult, error) {
+	d, err := zkdata.OpenDataDir(snapDir, logDir)
+	if err != nil {
+		return nil, fmt.Errorf("open the data directory: %w", err)
+	}
+	res := &ConvertResult{}
+	if s, ok := d.LatestSnapshot(); ok {
+		res.Snapshot = s.Path
+	}
+	tree, tails, err := zkdata.LoadTree(d)
+	if err != nil {
+		return nil, fmt.Errorf("read the data directory: %w (is ZooKeeper stopped, and are --snap-dir and --log-dir the same server's?)", err)
+	}
+	for _, t := range tails {
+		res.Tails = append(res.Tails, t.String())
+	}
+	res.Zxid = tree.Zxid
+	if tree.Nodes[path] == nil {
+		return nil, fmt.Errorf("%s is not in the data directory's tree", path)
+	}
+	h := Header{Source: d.SnapDir, Path: path, LastZxid: tree.Zxid}
+	if err := begin(h); err != nil {
+		return nil, err
+	}
+	// Only the sessions that own an ephemeral of the subtree, for a
+	// subtree; all of them for the whole tree.
+	wanted := map[int64]bool{}
+	paths := tree.Paths() // sorted: every parent before its descendants
+	inside := func(p string) bool {
+		return path == "/" || p == path || strings.HasPrefix(p, path+"/")
+	}
+	for _, p := range paths {
+		if inside(p) {
+			if k, _ := zkdata.EphemeralKind(tree.Nodes[p].Stat.EphemeralOwner); k == "ephemeral" {
+				wanted[tree.Nodes[p].Stat.EphemeralOwner] = true
+			}
+		}
+	}
+	for _, s := range sortedSessions(tree.Sessions) {
+		if path == "/" || wanted[s.ID] {
+			if err := sink.Session(s); err != nil {
+				return nil, err
+			}
+			res.Sessions++
+		}
+	}
+	var anc []string
+	for q := parentPath(path); q != ""; q = parentPath(q) {
+		anc = append([]string{q}, anc...)
+	}
+	emit := func(p string, ancestor bool) error {
+		n := tree.Nodes[p]
+		st := zkdata.ClientStat(n.Stat, len(n.Data), len(n.Children))
+		out := &Node{Path: p, Data: n.Data, Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime, Mtime: st.Mtime,
+			Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: n.Stat.EphemeralOwner,
+			NumChildren: st.NumChildren, Creates: n.Stat.Cversion, Ancestor: ancestor}
+		for _, a := range n.ACL {
+			out.ACL = append(out.ACL, ACL{Perms: a.Perms, Scheme: a.Scheme, ID: a.ID})
+		}
+		return sink.Node(out)
+	}
+	for _, p := range anc {
+		if err := emit(p, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range paths {
+		if !inside(p) || !migratable(p) || strings.HasPrefix(p, "/zookeeper/config/") {
+			continue
+		}
+		if err := emit(p, false); err != nil {
+			return nil, err
+		}
+		res.Nodes++
+	}
+	return res, nil
+}

@@ -1,0 +1,267 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
+)
+
+// The zkbridge side: the native API's Import calls (server/native/import.go).
+
+// Target is a zkbridge node's native API.
+type Target struct {
+	Addr string
+	cc   *grpc.ClientConn
+	api  zkbridgev1.BridgeClient
+}
+
+// DialTarget connects to a zkbridge node's native API address.
+func DialTarget(addr string) (*Target, error) {
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("native API %s: %w", addr, err)
+	}
+	return &Target{Addr: addr, cc: cc, api: zkbridgev1.NewBridgeClient(cc)}, nil
+}
+
+// Close closes the connection.
+func (t *Target) Close() error { return t.cc.Close() }
+
+// NextZxidBase is the zxidBase that puts zkbridge's zxids above every zxid
+// of the source's epoch: (epoch + 1) << 32.
+func NextZxidBase(lastZxid int64) int64 { return (lastZxid>>32 + 1) << 32 }
+
+// Begin checks that subtree is empty in the target (unless merge) and
+// raises its zxidBase above lastZxid's epoch.
+func (t *Target) Begin(ctx context.Context, subtree string, merge bool, lastZxid int64) error {
+	_, err := t.api.ImportBegin(ctx, &zkbridgev1.ImportBeginRequest{Subtrees: []string{subtree}, Merge: merge, MinZxidBase: NextZxidBase(lastZxid)})
+	if err != nil {
+		return fmt.Errorf("import begin on %s: %w", t.Addr, err)
+	}
+	return nil
+}
+
+// Finish raises zxidBase above lastZxid's epoch (if the source moved on)
+// and returns the target's last zxid.
+func (t *Target) Finish(ctx context.Context, lastZxid int64) (int64, error) {
+	r, err := t.api.ImportFinish(ctx, &zkbridgev1.ImportFinishRequest{MinZxidBase: NextZxidBase(lastZxid)})
+	if err != nil {
+		return 0, fmt.Errorf("import finish on %s: %w", t.Addr, err)
+	}
+	return r.LastZxid, nil
+}
+
+// Batch limits: a batch is one Raft entry.
+const (
+	defaultBatchNodes = 2000
+	batchBytes        = 512 << 10
+)
+
+// ImportStats counts what an import sent.
+type ImportStats struct {
+	Nodes    int64 `json:"nodes"`
+	Sessions int64 `json:"sessions"`
+	Batches  int64 `json:"batches"`
+	LastZxid int64 `json:"last_zxid"`
+}
+
+// Importer streams sessions and nodes to the target in batches. It is a
+// Sink: feed it an export (sessions before the ephemerals they own,
+// parents before children), then Close. The root's stat is sent last
+// (its child count is only right once its children are in).
+type Importer struct {
+	ctx        context.Context
+	stream     zkbridgev1.Bridge_ImportClient
+	merge      bool
+	update     bool
+	batchNodes int
+	batch      *zkbridgev1.ImportBatch
+	bytes      int
+	root       *Node
+	ancestors  bool // the batch holds ancestors
+	stats      ImportStats
+	progress   func(int64)
+	err        error
+}
+
+// ImporterOptions shape an Importer.
+type ImporterOptions struct {
+	// Merge leaves nodes the target has as they are; Update overwrites
+	// them (a catch-up pass).
+	Merge, Update bool
+	BatchNodes    int
+	Progress      func(nodes int64)
+}
+
+// NewImporter opens an Import stream.
+func (t *Target) NewImporter(ctx context.Context, o ImporterOptions) (*Importer, error) {
+	st, err := t.api.Import(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("import on %s: %w", t.Addr, err)
+	}
+	if o.BatchNodes <= 0 {
+		o.BatchNodes = defaultBatchNodes
+	}
+	return &Importer{ctx: ctx, stream: st, merge: o.Merge, update: o.Update, batchNodes: o.BatchNodes, progress: o.Progress,
+		batch: &zkbridgev1.ImportBatch{Merge: o.Merge, Update: o.Update}}, nil
+}
+
+// Session queues a session for the next batch.
+func (im *Importer) Session(s Session) error {
+	im.batch.Sessions = append(im.batch.Sessions, &zkbridgev1.ImportedSession{Id: s.ID, TimeoutMs: s.Timeout, Password: ZooKeeperPassword(s.ID)})
+	im.stats.Sessions++
+	return nil
+}
+
+// Node queues a node.
+func (im *Importer) Node(n *Node) error {
+	if n.Path == "/" {
+		if !n.Ancestor {
+			im.root = n
+		}
+		return nil
+	}
+	size := len(n.Data) + len(n.Path) + 64
+	full := len(im.batch.Nodes) >= im.batchNodes || im.bytes+size > batchBytes
+	// Ancestors of the subtree go in merge batches of their own.
+	if len(im.batch.Nodes) > 0 && (full || n.Ancestor != im.ancestors) {
+		if err := im.flush(); err != nil {
+			return err
+		}
+	}
+	im.ancestors = n.Ancestor
+	im.batch.Merge = im.merge || n.Ancestor
+	im.batch.Nodes = append(im.batch.Nodes, protoNode(n))
+	im.bytes += size
+	im.stats.Nodes++
+	return nil
+}
+
+// Delete queues a delete (update importers only): children before parents.
+func (im *Importer) Delete(p string) error {
+	if !im.update {
+		return errors.New("delete in an import that is not an update")
+	}
+	im.batch.Deletes = append(im.batch.Deletes, p)
+	im.stats.Nodes++
+	return nil
+}
+
+func (im *Importer) flush() error {
+	if im.err != nil {
+		return im.err
+	}
+	b := im.batch
+	im.batch = &zkbridgev1.ImportBatch{Merge: im.merge, Update: im.update}
+	im.bytes = 0
+	if len(b.Nodes) == 0 && len(b.Sessions) == 0 && len(b.Deletes) == 0 {
+		return nil
+	}
+	if err := im.stream.Send(b); err != nil {
+		// The server ended the stream: its status says why.
+		_, rerr := im.stream.CloseAndRecv()
+		if rerr == nil || errors.Is(rerr, io.EOF) {
+			rerr = err
+		}
+		im.err = rerr
+		return im.err
+	}
+	im.stats.Batches++
+	if im.progress != nil {
+		im.progress(im.stats.Nodes)
+	}
+	return nil
+}
+
+// Close sends what is queued, then the root's stat, and waits until every
+// batch is applied.
+func (im *Importer) Close() (ImportStats, error) {
+	if err := im.flush(); err != nil {
+		return im.stats, err
+	}
+	if im.root != nil {
+		im.batch = &zkbridgev1.ImportBatch{Update: true, Nodes: []*zkbridgev1.ImportedNode{protoNode(im.root)}}
+		im.stats.Nodes++
+		if err := im.flush(); err != nil {
+			return im.stats, err
+		}
+	}
+	r, err := im.stream.CloseAndRecv()
+	if err != nil {
+		return im.stats, err
+	}
+	im.stats.LastZxid = r.LastZxid
+	return im.stats, nil
+}
+
+func protoNode(n *Node) *zkbridgev1.ImportedNode {
+	out := &zkbridgev1.ImportedNode{Path: n.Path, Data: n.Data, NullData: n.Data == nil, Czxid: n.Czxid, Mzxid: n.Mzxid,
+		Pzxid: n.Pzxid, Ctime: n.Ctime, Mtime: n.Mtime, Version: n.Version, Aversion: n.Aversion,
+		EphemeralOwner: n.EphemeralOwner, Creates: n.Creates}
+	for _, a := range n.ACL {
+		out.Acl = append(out.Acl, &zkbridgev1.ACL{Perms: a.Perms, Scheme: a.Scheme, Id: a.ID})
+	}
+	return out
+}
+
+// ImportFile imports an export file into the target: begin (the subtree
+// must be empty unless merge), every record, finish (zxidBase above the
+// source's last zxid).
+func ImportFile(ctx context.Context, t *Target, name string, merge bool, progress func(int64)) (ImportStats, error) {
+	r, err := Open(name)
+	if err != nil {
+		return ImportStats{}, err
+	}
+	defer r.Close()
+	if err := t.Begin(ctx, r.Header.Path, merge, r.Header.LastZxid); err != nil {
+		return ImportStats{}, err
+	}
+	im, err := t.NewImporter(ctx, ImporterOptions{Merge: merge, Progress: progress})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			im.stream.CloseSend()
+			return im.stats, fmt.Errorf("%w (the batches before it are imported: rerun with --merge once the file is fixed)", err)
+		}
+		if rec.Session != nil {
+			err = im.Session(*rec.Session)
+		} else {
+			err = im.Node(rec.Node)
+		}
+		if err != nil {
+			return im.stats, importFailed(err)
+		}
+	}
+	stats, err := im.Close()
+	if err != nil {
+		return stats, importFailed(err)
+	}
+	last, err := t.Finish(ctx, max(r.Header.LastZxid, r.End().LastZxid))
+	if err != nil {
+		return stats, err
+	}
+	stats.LastZxid = last
+	return stats, nil
+}
+
+// importFailed says what to do after a failed batch.
+func importFailed(err error) error {
+	return fmt.Errorf("import: %w (batches before the failing one are applied; fix the cause and rerun with --merge to add the rest)", err)
+}
+
+// callTimeout bounds one unary call.
+const callTimeout = 30 * time.Second

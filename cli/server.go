@@ -49,6 +49,7 @@ func serverCommand() *ucli.Command {
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
 			&ucli.StringFlag{Name: "super-digest", Usage: "super user `super:<base64 sha1>`"},
+			&ucli.StringFlag{Name: "jaas", Usage: "JAAS login `FILE` whose Server section lists the SASL DIGEST-MD5 users (also zoo.cfg java.security.auth.login.config, or -Djava.security.auth.login.config in $SERVER_JVMFLAGS)"},
 		}, logFlags()...),
 		Action: runServer,
 	}
@@ -61,6 +62,11 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 		if cfg, err = server.LoadConfigFile(path); err != nil {
 			return cfg, err
 		}
+	}
+	// zkServer.sh users pass JAAS and SASL settings as JVM system
+	// properties; zkbridge reads the ones it knows from the same variable.
+	if err := cfg.ApplyServerJVMFlagsEnv(); err != nil {
+		return cfg, err
 	}
 	set := func(name string, apply func()) {
 		if c.IsSet(name) || (c.String("config") == "" && name != "4lw") {
@@ -110,6 +116,9 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("snapshot-entries", func() { cfg.SnapshotEntries = c.Uint64("snapshot-entries") })
 	set("election-timeout", func() { cfg.ElectionTimeout = c.Duration("election-timeout") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
+	if c.IsSet("jaas") {
+		cfg.Auth.JAASFile = c.String("jaas")
+	}
 	if c.IsSet("4lw") {
 		cfg.FourLetterWords = c.StringSlice("4lw")
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
 	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/server/tlsconf"
 )
 
 const (
@@ -38,6 +40,8 @@ const (
 // NodeHostConfig.Expert.TransportFactory.
 type Factory struct {
 	Log zerolog.Logger
+	// TLS, when set, makes every peer connection mutual TLS (tls.go).
+	TLS *tlsconf.Source
 }
 
 // Create returns a transport that listens on the node host's listen
@@ -49,6 +53,7 @@ func (f Factory) Create(nhc config.NodeHostConfig, onBatch raftio.MessageHandler
 		onChunk:    onChunk,
 		log:        f.Log,
 		conns:      map[net.Conn]struct{}{},
+		tls:        newPeerTLS(f.TLS),
 		faults:     FaultsFor(nhc.GetListenAddress()),
 	}
 }
@@ -73,7 +78,8 @@ type Transport struct {
 	onBatch    raftio.MessageHandler
 	onChunk    raftio.ChunkHandler
 	log        zerolog.Logger
-	faults     *Faults // what a test or the fault suite injects (usually nothing)
+	tls        *peerTLS // nil: plaintext
+	faults     *Faults  // what a test or the fault suite injects (usually nothing)
 
 	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
 
@@ -196,6 +202,10 @@ func (t *Transport) untrack(c net.Conn) {
 // serve reads one incoming connection's frames and hands them to
 // dragonboat until the connection ends or misbehaves.
 func (t *Transport) serve(c net.Conn) {
+	c, ok := t.secureIncoming(c)
+	if !ok {
+		return
+	}
 	if err := t.readFrames(c); err != nil {
 		t.logDrop(c, err)
 	}
@@ -277,7 +287,7 @@ func (t *Transport) logDrop(c net.Conn, err error) {
 
 // GetConnection dials target for Raft message batches.
 func (t *Transport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
-	c, err := dial(ctx, target)
+	c, err := t.dialPeer(ctx, target)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +296,7 @@ func (t *Transport) GetConnection(ctx context.Context, target string) (raftio.IC
 
 // GetSnapshotConnection dials target for one snapshot's chunks.
 func (t *Transport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
-	c, err := dial(ctx, target)
+	c, err := t.dialPeer(ctx, target)
 	if err != nil {
 		return nil, err
 	}

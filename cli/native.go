@@ -32,7 +32,7 @@ func nativeFlags(extra ...ucli.Flag) []ucli.Flag {
 		&ucli.StringFlag{Name: "tenant", Usage: "tenant `NAME` (only the default tenant, empty, exists today)"},
 		&ucli.BoolFlag{Name: "json", Usage: "print JSON, one object per line"},
 		&ucli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on connecting and on each call (not on a stream or a held lease)"},
-	}, extra...)
+	}, append(clientTLSFlags(), extra...)...)
 }
 
 func nativeCommand() *ucli.Command {
@@ -49,7 +49,8 @@ func nativeCommand() *ucli.Command {
 			"  zkbridge native register --group workers --member w1 --payload host-a:9000 --ttl 10s\n" +
 			"  zkbridge native fetch --prefix /app --follow --json\n" +
 			"  zkbridge native allocate-id --count 100 /table_seqid\n" +
-			"  zkbridge native status --addr 10.0.0.1:2191,10.0.0.2:2191,10.0.0.3:2191",
+			"  zkbridge native status --addr 10.0.0.1:2191,10.0.0.2:2191,10.0.0.3:2191\n" +
+			"  zkbridge native status --tls-ca ca.pem --tls-cert client.pem   (a node with ssl.* configured)",
 		Subcommands: []*ucli.Command{
 			nativeRegisterCommand(),
 			nativeHeartbeatCommand(),
@@ -73,8 +74,12 @@ func dialNative(c *ucli.Context) (*client.Client, error) {
 	if timeout <= 0 {
 		return nil, errors.New("--timeout must be positive")
 	}
+	tlsCfg, err := clientTLS(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w; see --tls-ca, --tls-cert, --tls-key", err)
+	}
 	cl, err := client.Dial(c.Context, addrs, client.WithTenant(c.String("tenant")), client.WithDialTimeout(timeout),
-		client.WithFailoverWindow(timeout))
+		client.WithFailoverWindow(timeout), client.WithTLS(tlsCfg))
 	if err != nil {
 		return nil, fmt.Errorf("%w; see --addr", err)
 	}

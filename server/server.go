@@ -127,6 +127,10 @@ func (s *Server) Open() error {
 		addrs.Admin = s.admin.Addr()
 		s.cfg.AdminAddr = addrs.Admin
 	}
+	if err := s.secureDoors(); err != nil {
+		closeAll()
+		return err
+	}
 	if err := s.node.Start(addrs); err != nil {
 		closeAll()
 		return err

@@ -1,17 +1,20 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/asn1"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkbridge/zkbridge/client"
 	"github.com/zkbridge/zkbridge/server/tlsconf"
 	"github.com/zkbridge/zkbridge/server/tlsconf/tlstest"
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -282,4 +285,64 @@ func tlsSessionFails(addr string, cfg *tls.Config) error {
 
 func isReset(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "connection reset")
+}
+
+// TestNativeAndAdminTLS: with ssl.* set, the native gRPC port speaks TLS
+// with the same certificate and clientAuth, and admin.forceHttps puts the
+// admin port on HTTPS; the Go client dials with the CLI's TLS files.
+func TestNativeAndAdminTLS(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("need")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+		c.NativeAddr = "127.0.0.1:0"
+		c.AdminDisabled = false
+		c.AdminAddr = "127.0.0.1:0"
+		c.TLS.AdminHTTPS = true
+	})
+	leaf, err := f.ca.Issue(tlstest.Options{CN: "native client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientStore, err := leaf.WritePEMKeyStore(t.TempDir(), "client.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert, err := tlsconf.ClientFiles{CA: f.trust, Cert: clientStore}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, []string{s.NativeAddr()}, client.WithTLS(withCert))
+	if err != nil {
+		t.Fatalf("native dial over TLS: %v", err)
+	}
+	defer cl.Close()
+	if _, err := cl.Put(ctx, "/over-tls", []byte("v")); err != nil {
+		t.Fatalf("native put over TLS: %v", err)
+	}
+	// Plaintext, and TLS without the client certificate clientAuth=need
+	// asks for, are refused.
+	noCert, _ := tlsconf.ClientFiles{CA: f.trust}.Config()
+	for name, opt := range map[string]client.Option{"plaintext": client.WithTLS(nil), "no client certificate": client.WithTLS(noCert)} {
+		c2, err := client.Dial(ctx, []string{s.NativeAddr()}, opt, client.WithDialTimeout(2*time.Second), client.WithFailoverWindow(2*time.Second))
+		if err == nil {
+			_, err = c2.Status(ctx)
+			c2.Close()
+		}
+		if err == nil {
+			t.Errorf("native API %s: a call went through", name)
+		}
+	}
+	// Admin over HTTPS.
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: withCert}}
+	resp, err := hc.Get("https://" + s.AdminAddr() + "/commands/ruok")
+	if err != nil {
+		t.Fatalf("admin over HTTPS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("admin over HTTPS: %s", resp.Status)
+	}
 }

@@ -61,7 +61,7 @@ func (c *testClient) saslStep(token []byte) (zkproto.ReplyHeader, int, []byte) {
 // saslLogin runs the whole DIGEST-MD5 exchange.
 func (c *testClient) saslLogin(user, password string) {
 	c.t.Helper()
-	h, _, challenge := c.saslStep(nil)
+	h, _, challenge := c.saslStep([]byte{})
 	if h.Err != zkproto.ErrOK || h.Zxid != 0 {
 		c.t.Fatalf("challenge reply %+v", h)
 	}
@@ -129,11 +129,11 @@ func TestSASLDigestMD5(t *testing.T) {
 	}
 }
 
-// TestSASLFailuresAnswerAuthFailedAndClose: wrong password, unknown user,
-// another mechanism's first token, a truncated or garbage response, a
-// token after success — each gets what ZooKeeper 3.8 sends: the request's
-// xid, zxid 0, AuthFailed and a null token (a 20-byte frame), then the
-// connection closes.
+// TestSASLFailuresAnswerAuthFailedAndClose: a wrong password, an unknown
+// user, another mechanism's token, a truncated, empty or garbage response —
+// each gets what ZooKeeper 3.8 sends: the request's xid, zxid 0,
+// AuthFailed and a null token (a 20-byte frame), then the connection
+// closes.
 func TestSASLFailuresAnswerAuthFailedAndClose(t *testing.T) {
 	s := startTestServer(t, withSASL(t, nil))
 	respond := func(user, pw string) func([]byte) []byte {
@@ -147,26 +147,29 @@ func TestSASLFailuresAnswerAuthFailedAndClose(t *testing.T) {
 	}
 	cases := map[string]struct {
 		first  []byte              // nil: the empty token
-		second func([]byte) []byte // nil: fail on the first token
+		second func([]byte) []byte // the response to the challenge
 	}{
 		"wrong password": {second: respond("bob", "nope")},
 		"unknown user":   {second: respond("eve", "bobsecret")},
-		"PLAIN":          {first: []byte("\x00bob\x00bobsecret")},
+		// PLAIN's initial response gets the challenge (as from ZooKeeper),
+		// and fails as the response.
+		"PLAIN":          {first: []byte("\x00bob\x00bobsecret"), second: func([]byte) []byte { return []byte("\x00bob\x00bobsecret") }},
+		"empty response": {second: func([]byte) []byte { return []byte{} }},
 		"truncated":      {second: func(ch []byte) []byte { r := respond("bob", "bobsecret")(ch); return r[:len(r)/3] }},
 		"garbage":        {second: func([]byte) []byte { return []byte{0xff, 0, 0x80} }},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := dial(t, s)
-			token := tc.first
-			if tc.second != nil {
-				h, _, ch := c.saslStep(nil)
-				if h.Err != zkproto.ErrOK {
-					t.Fatalf("challenge: %v", h.Err)
-				}
-				token = tc.second(ch)
+			first := tc.first
+			if first == nil {
+				first = []byte{}
 			}
-			h, n, tok := c.saslStep(token)
+			h, _, ch := c.saslStep(first)
+			if h.Err != zkproto.ErrOK {
+				t.Fatalf("challenge: %v", h.Err)
+			}
+			h, n, tok := c.saslStep(tc.second(ch))
 			if h.Err != zkproto.ErrAuthFailed || h.Zxid != 0 || n != 20 || tok != nil {
 				t.Fatalf("reply %+v, %d bytes, token %q; want AuthFailed, zxid 0, 20 bytes, null token", h, n, tok)
 			}
@@ -174,6 +177,19 @@ func TestSASLFailuresAnswerAuthFailedAndClose(t *testing.T) {
 				t.Fatal("connection still open after AuthFailed")
 			}
 		})
+	}
+}
+
+// TestSASLNullTokenClosesWithoutReply: a null token (length -1) closes the
+// connection without a reply, as ZooKeeper 3.8 (which fails on it before
+// its SASL server sees it).
+func TestSASLNullTokenClosesWithoutReply(t *testing.T) {
+	s := startTestServer(t, withSASL(t, nil))
+	c := dial(t, s)
+	c.send(zkproto.OpSASL, &zkproto.GetSASLRequest{Token: nil})
+	_ = c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if f, err := c.fr.Next(); err == nil {
+		t.Fatalf("got a reply %x, want the connection closed", f)
 	}
 }
 
@@ -191,7 +207,7 @@ func TestSASLRequired(t *testing.T) {
 		t.Fatal("connection still open")
 	}
 	bad := dial(t, s)
-	bad.saslStep(nil)
+	bad.saslStep([]byte{})
 	if h, _, _ := bad.saslStep([]byte("x=y")); h.Err != zkproto.ErrSessionClosedRequireSASLAuth {
 		t.Fatalf("failed SASL when required: %v", h.Err)
 	}
@@ -208,7 +224,7 @@ func TestSASLRequired(t *testing.T) {
 func TestSASLWithoutJAAS(t *testing.T) {
 	s := startTestServer(t, nil)
 	c := dial(t, s)
-	h, _, tok := c.saslStep(nil)
+	h, _, tok := c.saslStep([]byte{})
 	if h.Err != zkproto.ErrOK || tok != nil {
 		t.Fatalf("%+v %q", h, tok)
 	}
@@ -220,7 +236,7 @@ func TestSASLWithoutJAAS(t *testing.T) {
 func TestSASLStalledHandshakeEndsWithSession(t *testing.T) {
 	s := startTestServer(t, withSASL(t, func(c *Config) { c.TickTime = 100 * time.Millisecond }))
 	c := dial(t, s) // asks 30 s, gets maxSessionTimeout = 2 s
-	c.saslStep(nil)
+	c.saslStep([]byte{})
 	if !c.closed(15 * time.Second) {
 		t.Fatal("a stalled SASL client still connected after its session timeout")
 	}
@@ -244,11 +260,11 @@ func TestFailedHandshakesLeakNothing(t *testing.T) {
 		c := dial(t, s)
 		switch i % 3 {
 		case 0: // wrong password
-			_, _, ch := c.saslStep(nil)
+			_, _, ch := c.saslStep([]byte{})
 			r, _ := (&sasl.DigestClient{User: "bob", Password: "x"}).Respond(ch)
 			c.send(zkproto.OpSASL, &zkproto.GetSASLRequest{Token: r})
-		case 1: // another mechanism
-			c.send(zkproto.OpSASL, &zkproto.GetSASLRequest{Token: []byte("\x00bob\x00x")})
+		case 1: // a null token: closed without a reply
+			c.send(zkproto.OpSASL, &zkproto.GetSASLRequest{Token: nil})
 		case 2: // a truncated record: the token's length says more than follows
 			var b [4]byte
 			binary.BigEndian.PutUint32(b[:], 100)

@@ -42,6 +42,14 @@ func (s *Server) saslPassword(user string) (string, bool) {
 // SASL is required) with a null token and closes the connection.
 func (c *conn) handleSASL(xid int32, token []byte) bool {
 	s := c.srv
+	if token == nil {
+		// A null buffer (length -1): ZooKeeper 3.8 fails on it before its
+		// SASL server sees it and closes the connection without a reply.
+		c.log.Warn().Msg("null SASL token; closing the connection")
+		s.metrics.authFailed.Add(1)
+		c.closeAfterFlush()
+		return false
+	}
 	if s.sasl.users == nil {
 		// ZooKeeper without a JAAS Server section has no SASL server on
 		// the connection: it answers OK with a null token.

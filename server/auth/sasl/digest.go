@@ -56,19 +56,15 @@ func (d *Digest) Complete() bool { return d.done }
 func (d *Digest) AuthenticationID() string { return d.user }
 
 // Step evaluates one client token and returns the server's answer, as the
-// JDK's SaslServer.evaluateResponse: the first (empty) token gets the
-// challenge, the digest-response gets rspauth, anything else fails. An
-// error ends the exchange: every later step fails too.
+// JDK's SaslServer.evaluateResponse behind ZooKeeper 3.8: the first token
+// gets the challenge whatever it holds (observed: a PLAIN initial response
+// is answered with the challenge too), the digest-response gets rspauth,
+// anything else fails. An error ends the exchange: every later step fails
+// too.
 func (d *Digest) Step(token []byte) ([]byte, error) {
 	d.step++
 	switch d.step {
 	case 1:
-		if len(token) != 0 {
-			// A client speaking another mechanism (PLAIN, GSSAPI) sends an
-			// initial response; DIGEST-MD5 has none.
-			d.step = 99
-			return nil, fmt.Errorf("%w: DIGEST-MD5 must not have an initial response (%d bytes received; the client may use another mechanism)", ErrAuthFailed, len(token))
-		}
 		d.nonce = newNonce()
 		return []byte(`realm="` + Realm + `",nonce="` + d.nonce + `",charset=utf-8,algorithm=md5-sess`), nil
 	case 2:

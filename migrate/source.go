@@ -45,7 +45,7 @@ func SplitHosts(hosts string) ([]string, error) {
 // auth ("scheme:credential", e.g. "digest:super:pw"); it fails within
 // timeout when no server answers.
 func Dial(hosts []string, auth []string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(hosts, 30*time.Second, zk.WithLogInfo(false))
+	conn, events, err := zk.Connect(hosts, 30*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", strings.Join(hosts, ","), err)
 	}
@@ -325,3 +325,9 @@ func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration
 	}
 	return st, nil
 }
+
+// quiet drops the client library's connection chatter (errors are
+// returned to the caller).
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}

@@ -28,6 +28,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 			nativeCommand(),
 			cutoverCommand(),
 			compatCommand(),
+			migrateCommand(),
 			versionCommand(),
 		},
 	}

@@ -3,10 +3,11 @@
 # ZooKeeper 3.8 (the oracle), its C client, kazoo, a headless JRE, nc
 # (the documentation's four-letter-word examples) and chromium (the web
 # console's browser tests, driven headless by chromedp).
+# python3-pure-sasl is kazoo's SASL (the SASL compat tests).
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium python3-pure-sasl)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -78,5 +78,21 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { charts(); tabs(); reloads(); });
+  // Mark forms htmx has taken over (data-ready): until then a click would
+  // submit natively (tests wait for it; the forms post, so a native submit
+  // is refused rather than leaking its token into a URL).
+  function ready() {
+    document.body.addEventListener("htmx:load", function (e) {
+      var root = e.detail.elt;
+      if (!root.querySelectorAll) return;
+      if (root.matches("form[hx-post]")) root.dataset.ready = "1";
+      root.querySelectorAll("form[hx-post]").forEach(function (f) { f.dataset.ready = "1"; });
+    });
+    // Forms htmx processed before this listener was added.
+    document.querySelectorAll("form[hx-post]").forEach(function (f) {
+      if (f["htmx-internal-data"]) f.dataset.ready = "1";
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { ready(); charts(); tabs(); reloads(); });
 })();

@@ -56,6 +56,9 @@ type ZooKeeperOptions struct {
 	Reaper time.Duration
 	// Scripts is the directory of start-zookeeper.sh (default: ScriptsDir()).
 	Scripts string
+	// Env is more environment for start-zookeeper.sh (ZK_EXTRA_CFG,
+	// ZK_TLS, ZK_JVM_FLAGS).
+	Env []string
 }
 
 // StartZooKeeperWith starts a standalone ZooKeeper 3.8 (Debian's package,
@@ -75,6 +78,7 @@ func StartZooKeeperWith(o ZooKeeperOptions) (*ZooKeeper, error) {
 	cmd := exec.Command("bash", filepath.Join(o.Scripts, "start-zookeeper.sh"))
 	cmd.Env = append(os.Environ(), fmt.Sprintf("ZK_CONTAINER_CHECK_MS=%d", max(o.Reaper.Milliseconds(), 1)), "ZK_HEAP=256m",
 		"ZK_SUPER_DIGEST="+digestID(o.Super))
+	cmd.Env = append(cmd.Env, o.Env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what zkbridge's tests need from Debian's packages: a real
 # ZooKeeper 3.8 (the oracle), its C client, kazoo, a headless JRE, nc
-# (the documentation's four-letter-word examples) and chromium (the web
-# console's browser tests, driven headless by chromedp).
+# (the documentation's four-letter-word examples), chromium (the web
+# console's browser tests, driven headless by chromedp) and libnetty-java
+# (the netty jars a TLS-enabled ZooKeeper needs beyond its manifest).
 # python3-pure-sasl is kazoo's SASL (the SASL compat tests).
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium python3-pure-sasl)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium libnetty-java python3-pure-sasl)
 
 missing=()
 for p in "${packages[@]}"; do

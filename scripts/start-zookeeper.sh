@@ -11,6 +11,8 @@
 #   ZK_FORCE_SYNC        forceSync (default unset: yes, the txn log is fsynced)
 #   ZK_HEAP              JVM heap, e.g. 512m (default 512m)
 #   ZK_JVM_FLAGS         extra JVM flags
+#   ZK_EXTRA_CFG         extra zoo.cfg lines (e.g. secureClientPort and ssl.* keys)
+#   ZK_TLS               1: put the netty jars TLS needs on the classpath
 set -euo pipefail
 
 # shellcheck source=scripts/zookeeper-lib.sh
@@ -29,6 +31,7 @@ clientPortAddress=127.0.0.1
 4lw.commands.whitelist=*
 admin.enableServer=false
 ${ZK_FORCE_SYNC:+forceSync=$ZK_FORCE_SYNC}
+${ZK_EXTRA_CFG:-}
 CFG
 
 zk_launch org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" "$dir/zookeeper.log" "${ZK_HEAP:-512m}"

@@ -22,10 +22,21 @@ for s in socks: s.close()
 ' "$1"
 }
 
+# zk_netty_classpath: the netty jars ZooKeeper's TLS (Netty) needs that
+# zookeeper.jar's manifest does not list, ':'-separated.
+zk_netty_classpath() {
+  local jars="" j
+  for j in netty-codec netty-resolver netty-transport-native-unix-common; do
+    [ -f "/usr/share/java/$j.jar" ] || zk_die "/usr/share/java/$j.jar missing; run scripts/install-zookeeper.sh"
+    jars="$jars${jars:+:}/usr/share/java/$j.jar"
+  done
+  echo "$jars"
+}
+
 # zk_launch MAINCLASS CFG LOG HEAP: starts one node in the background
 # (its PID in $!) with TTL nodes, the super digest and the container check
 # interval of the environment (ZK_SUPER_DIGEST, ZK_CONTAINER_CHECK_MS,
-# ZK_JVM_FLAGS).
+# ZK_JVM_FLAGS); ZK_TLS=1 adds the netty jars TLS needs.
 zk_launch() {
   # super:superpw -> base64(sha1("super:superpw"))
   local super=${ZK_SUPER_DIGEST:-super:g9oN2HttPfn8MMWJZ2r45Np/LIA=}
@@ -36,7 +47,7 @@ zk_launch() {
     -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-60000}" \
     -Dzookeeper.jmx.log4j.disable=true \
     ${ZK_JVM_FLAGS:-} \
-    -cp "$zk_jar" "$1" "$2" >"$3" 2>&1 </dev/null &
+    -cp "$zk_jar${ZK_TLS:+:$(zk_netty_classpath)}" "$1" "$2" >"$3" 2>&1 </dev/null &
 }
 
 # zk_srvr PORT: the node's srvr answer, or nothing if it does not answer.

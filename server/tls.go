@@ -29,3 +29,8 @@ func (s *Server) secureDoors() error {
 	}
 	return nil
 }
+
+// SecureClientAddr returns the address of the TLS client listener: the
+// secure client port, or the client port itself when it speaks TLS only
+// or both (port unification); "" without client TLS.
+func (s *Server) SecureClientAddr() string { return s.zk.SecureAddr() }

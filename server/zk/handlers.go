@@ -683,6 +683,10 @@ func clientInfos(ids []zkproto.Id) []zkproto.ClientInfo {
 		case "digest":
 			user, _, _ := strings.Cut(id.ID, ":")
 			out = append(out, zkproto.ClientInfo{AuthScheme: "digest", User: user})
+		case "super":
+			// No provider names a super id: ZooKeeper answers "super:"
+			// for the x509 super user's super:<DN> too.
+			out = append(out, zkproto.ClientInfo{AuthScheme: "super"})
 		default:
 			out = append(out, zkproto.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
 		}

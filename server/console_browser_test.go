@@ -191,9 +191,20 @@ func TestConsoleInBrowser(t *testing.T) {
 		poll(`document.querySelectorAll('#node-table tr[data-role="leader"]').length === 1`),
 		poll(`document.querySelector('#chart-ops canvas') !== null && Number(document.getElementById('chart-ops').dataset.samples || 0) > 0`))
 	before := eval(`document.getElementById('chart-ops').dataset.samples`)
-	for i := 0; i < 30; i++ { // traffic for the charts
-		if _, _, err := zc.Get("/app/config"); err != nil {
+	// Traffic on node 1 for its charts.
+	zc1, _, err := gozk.Connect([]string{servers[0].ClientAddr()}, 10*time.Second, gozk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc1.Close()
+	for i := 0; i < 200; i++ {
+		if _, _, err := zc1.Get("/app/config"); err != nil {
 			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			if _, err := zc1.Set("/app/config", []byte(`{"replicas":3,"region":"eu-west"}`), -1); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	step("see the live chart draw", poll(fmt.Sprintf(`Number(document.getElementById('chart-ops').dataset.samples) >= %s + 2`, before)))

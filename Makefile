@@ -5,7 +5,7 @@ BIN     := bin/zkbridge
 PKGS    := ./...
 FUZZTIME ?= 4s
 
-.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench
 
 all: build
 
@@ -49,6 +49,15 @@ fuzz:
 	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+# The web console's screenshots in docs/images/ (docs/console.md), taken by
+# its browser test (headless Chromium against a 3-node cluster).
+screenshots: deps
+	ZKBRIDGE_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -timeout 5m -run '^TestConsoleInBrowser$$' ./server/
+
+# The console's page loads on a 100k-znode tree and a 1M-child node.
+console-bench:
+	ZKBRIDGE_CONSOLE_BENCH=1 $(GO) test -count=1 -timeout 20m -v -run '^TestConsolePageLoadOnLargeTrees$$' ./server/
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

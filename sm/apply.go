@@ -171,6 +171,9 @@ func (a *applier) create(o *Create) (string, *zkproto.Stat, zkproto.ErrCode, err
 	if parent.kind == kindEphemeral {
 		return "", nil, zkproto.ErrNoChildrenForEphemerals, nil
 	}
+	if exceeded, err := a.quotaExceeded(p, int64(len(o.Data)), 1); err != nil || exceeded {
+		return "", nil, zkproto.ErrQuotaExceeded, err
+	}
 
 	// All checks passed: write.
 	aclID, err := a.t.aclRef(acl)
@@ -297,6 +300,10 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	}
 	if ok, err := a.allowed(n, zkproto.PermWrite); err != nil || !ok {
 		return nil, zkproto.ErrNoAuth, err
+	}
+	// ZooKeeper checks the quota before the version.
+	if exceeded, err := a.quotaExceeded(o.Path, int64(len(o.Data)-len(n.data)), 0); err != nil || exceeded {
+		return nil, zkproto.ErrQuotaExceeded, err
 	}
 	if !versionOK(o.Version, n.version) {
 		return nil, zkproto.ErrBadVersion, nil

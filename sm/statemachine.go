@@ -35,6 +35,9 @@ type Config struct {
 	// log (0 = default). Use a negative value to keep no change log.
 	ChangeLogMaxRecords int64
 	ChangeLogMaxBytes   int64
+	// EnforceQuota fails creates and setData past a quota's hard limits
+	// with QuotaExceeded (zookeeper.enforceQuota; off by default).
+	EnforceQuota bool
 	// Notify, if set, is called at the end of every Update, after the batch
 	// is committed and before Update returns, with one Result (including
 	// Events) per entry. It runs on dragonboat's apply goroutine: keep it

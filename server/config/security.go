@@ -155,6 +155,10 @@ type LimitsConfig struct {
 	// globalOutstandingLimit). Requests past it wait, read from their
 	// sockets no further: queued, never dropped.
 	RequestThrottleMaxRequests int `yaml:"request_throttle_max_requests"`
+	// EnforceQuota fails writes past a quota's hard limits with
+	// QuotaExceeded (zookeeper.enforceQuota). Decided in apply: every
+	// replica must use the same value.
+	EnforceQuota bool `yaml:"enforce_quota"`
 	// SessionlessTimeout closes a connection that has not completed its
 	// ConnectRequest in time (zookeeper.nio.sessionlessCnxnTimeout; 10 s).
 	SessionlessTimeout time.Duration `yaml:"sessionless_timeout"`
@@ -269,6 +273,8 @@ func (c *Config) securityKey(k, v string) (bool, error) {
 		// zkbridge's waiting requests stall on their own sockets (no
 		// timed retry), and a closed connection's requests are dropped.
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: accepted; zkbridge queues throttled requests until room frees up and always drops those of closed connections", k))
+	case key == "enforceQuota":
+		l.EnforceQuota = boolean()
 	case key == "nio.sessionlessCnxnTimeout":
 		err = millis(&l.SessionlessTimeout)
 	default:

@@ -123,6 +123,7 @@ func (n *Node) Start(addrs Addresses) error {
 
 		ChangeLogMaxRecords: n.cfg.ChangeLogMaxRecords,
 		ChangeLogMaxBytes:   n.cfg.ChangeLogMaxBytes,
+		EnforceQuota:        n.cfg.Limits.EnforceQuota,
 	}
 	fsync := func(d time.Duration) {
 		n.metrics.fsync.Observe(float64(d.Microseconds()) / 1000)

@@ -209,6 +209,9 @@ func TestTLSAgainstZooKeeper(t *testing.T) {
 			t.Fatalf("TLS transcripts differ (ZooKeeper vs zkbridge):\n%s", d)
 		}
 		for _, c := range f.certs {
+			if got := tlsconf.JavaDN(c.leaf.Cert); got != c.dn {
+				t.Errorf("tlsconf.JavaDN(%s) = %q, want %q", c.name, got, c.dn)
+			}
 			if want := fmt.Sprintf("%s whoAmI: [ip:127.0.0.1 x509:%s]", c.name, c.dn); c.name != "admin" && !containsLine(zk, want) {
 				t.Errorf("ZooKeeper's transcript lacks %q: the expected Java DN is wrong", want)
 			}
@@ -469,5 +472,3 @@ func zkCliTLSRun(addr string, f *tlsFiles, c *tlsClientCert, cmds []string) (str
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
-
-var _ = tlsconf.JavaDN // the DNs above are what tlsconf.JavaDN must produce

@@ -346,3 +346,71 @@ func TestNativeAndAdminTLS(t *testing.T) {
 		t.Errorf("admin over HTTPS: %s", resp.Status)
 	}
 }
+
+// TestCertificateRotation replaces the key store and the trust store of a
+// running node: new handshakes get the new certificate and trust only the
+// new CA, without a restart.
+func TestCertificateRotation(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("need")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+	})
+	addr := s.zk.SecureAddr()
+	oldClient := f.clientCert(oneAVA(tlstest.OIDCommonName, utf8, "old client"))
+	c := dialTLS(t, addr, f.clientConfig(oldClient))
+	if got := c.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].Subject.CommonName; got != "zkbridge server" {
+		t.Fatalf("server certificate before rotation: %q", got)
+	}
+
+	newCA, err := tlstest.NewCA("rotated CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := newCA.Issue(tlstest.Options{CN: "rotated server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rotated.WritePKCS12KeyStore(f.dir, "server.p12", "storepw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newCA.WritePEM(f.dir, "ca.pem"); err != nil {
+		t.Fatal(err)
+	}
+	newLeaf, err := newCA.Issue(tlstest.Options{CN: "new client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPool := x509.NewCertPool()
+	newPool.AddCert(newCA.Cert)
+	newCfg := &tls.Config{RootCAs: newPool, ServerName: "127.0.0.1",
+		Certificates: []tls.Certificate{{Certificate: [][]byte{newLeaf.Cert.Raw}, PrivateKey: newLeaf.Key}}}
+	// The node looks at its files at most once a second: poll.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, newCfg)
+		if err == nil {
+			nc.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotated certificate was not served within 15 s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	nc := dialTLS(t, addr, newCfg)
+	if got := whoAmI(t, nc); strings.Join(got, "|") != "ip:127.0.0.1|x509:CN=new client" {
+		t.Errorf("whoAmI after rotation = %v", got)
+	}
+	// The old CA's clients are no longer trusted; the session opened
+	// before the rotation lives on.
+	oldCfg := f.clientConfig(oldClient)
+	oldCfg.InsecureSkipVerify = true // the server's new certificate is not the old CA's
+	oldCfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &oldClient, nil }
+	if err := tlsSessionFails(addr, oldCfg); err != nil {
+		t.Errorf("a client of the old CA after rotation: %v", err)
+	}
+	if got := whoAmI(t, c); strings.Join(got, "|") != "ip:127.0.0.1|x509:CN=old client" {
+		t.Errorf("the session opened before the rotation: whoAmI = %v", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4/config"
@@ -82,6 +83,8 @@ type Transport struct {
 	faults     *Faults  // what a test or the fault suite injects (usually nothing)
 
 	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
+	stopStalls chan struct{} // ends watchStalls
+	stalls     atomic.Int64  // stalls noticed (stall.go)
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -104,6 +107,12 @@ func (t *Transport) Start() error {
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go t.acceptLoop(ln)
+	t.stopStalls = make(chan struct{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		t.watchStalls(t.stopStalls)
+	}()
 	if path := os.Getenv(FaultFileEnv); path != "" {
 		t.stopFaults = make(chan struct{})
 		t.wg.Add(1)
@@ -133,6 +142,10 @@ func (t *Transport) Close() error {
 	if t.stopFaults != nil {
 		close(t.stopFaults)
 		t.stopFaults = nil
+	}
+	if t.stopStalls != nil {
+		close(t.stopStalls)
+		t.stopStalls = nil
 	}
 	ln := t.ln
 	for c := range t.conns {

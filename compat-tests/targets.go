@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -377,4 +378,14 @@ func (c *ZkbridgeCluster) StopNode(i int) { c.nodes[i].Stop() }
 // Stop stops every node and removes the ensemble's directory.
 func (e *Ensemble) Stop() {
 	_ = exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "stop-zookeeper.sh"), e.pids, e.dir).Run()
+}
+
+// Pid returns the process id of node i (0-based, myid order), for a fault
+// suite that pauses it (SIGSTOP) or kills it.
+func (e *Ensemble) Pid(i int) (int, error) {
+	pids := strings.Split(e.pids, ",")
+	if i < 0 || i >= len(pids) {
+		return 0, fmt.Errorf("no ensemble node %d", i)
+	}
+	return strconv.Atoi(pids[i])
 }

@@ -1,0 +1,398 @@
+package faults
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	compattests "github.com/zkbridge/zkbridge/compat-tests"
+	"github.com/zkbridge/zkbridge/server/node/peernet"
+)
+
+// Cluster is a system under test: node i is 0-based.
+type Cluster interface {
+	Name() string
+	Addrs() []string
+	// Leader returns the index of the node that reports itself leader.
+	Leader(d time.Duration) (int, error)
+	Kill(i int) error
+	// Restart starts a killed node again on its data.
+	Restart(i int) error
+	Pause(i int) error
+	Resume(i int) error
+	// Isolate cuts node i off from every other node until Heal.
+	Isolate(i int) error
+	Heal() error
+	CanIsolate() bool
+	Close()
+}
+
+// mode asks addr's srvr four-letter word for its Mode line.
+func mode(addr string, d time.Duration) string {
+	c, err := net.DialTimeout("tcp", addr, d)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(d))
+	if _, err := c.Write([]byte("srvr")); err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
+			return strings.TrimSpace(m)
+		}
+	}
+	return ""
+}
+
+func leaderOf(addrs []string, skip func(int) bool, d time.Duration) (int, error) {
+	deadline := time.Now().Add(d)
+	for {
+		for i, a := range addrs {
+			if skip != nil && skip(i) {
+				continue
+			}
+			if mode(a, 300*time.Millisecond) == "leader" {
+				return i, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("no node reports itself leader within %v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Binary builds the zkbridge command once per process into dir.
+func Binary(dir string) (string, error) {
+	built.once.Do(func() {
+		built.path = filepath.Join(dir, "zkbridge")
+		cmd := exec.Command("go", "build", "-o", built.path, ".")
+		cmd.Dir = compattests.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	return built.path, built.err
+}
+
+// Zkbridge is a loopback cluster of zkbridge processes.
+type Zkbridge struct {
+	bin, dir string
+	election time.Duration
+	nodes    []*procNode
+}
+
+type procNode struct {
+	id                          int
+	client, peer, admin, native string
+	peers                       string
+	faultFile                   string
+	cmd                         *exec.Cmd
+	exited                      chan struct{}
+	paused                      bool
+}
+
+// StartZkbridge starts n nodes in dir with the given election timeout (0:
+// the server's default) and waits until every node follows one leader.
+func StartZkbridge(bin, dir string, n int, election time.Duration) (*Zkbridge, error) {
+	z := &Zkbridge{bin: bin, dir: dir, election: election}
+	var ports []int
+	for len(ports) < 4*n {
+		p, err := compattests.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, p)
+	}
+	var peers []string
+	for i := 0; i < n; i++ {
+		nd := &procNode{id: i + 1,
+			client:    fmt.Sprintf("127.0.0.1:%d", ports[4*i]),
+			peer:      fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]),
+			admin:     fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
+			native:    fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),
+			faultFile: filepath.Join(dir, fmt.Sprintf("node%d.cut", i+1))}
+		z.nodes = append(z.nodes, nd)
+		peers = append(peers, fmt.Sprintf("%d=%s", nd.id, nd.peer))
+	}
+	for i, nd := range z.nodes {
+		nd.peers = strings.Join(peers, ",")
+		if err := z.start(i); err != nil {
+			z.Close()
+			return nil, err
+		}
+	}
+	if err := z.waitServing(60 * time.Second); err != nil {
+		z.Close()
+		return nil, err
+	}
+	return z, nil
+}
+
+func (z *Zkbridge) Name() string { return "zkbridge" }
+
+func (z *Zkbridge) CanIsolate() bool { return true }
+
+func (z *Zkbridge) Addrs() []string {
+	var out []string
+	for _, nd := range z.nodes {
+		out = append(out, nd.client)
+	}
+	return out
+}
+
+func (z *Zkbridge) start(i int) error {
+	nd := z.nodes[i]
+	data := filepath.Join(z.dir, fmt.Sprintf("node%d", nd.id))
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", nd.id)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	args := []string{"server", "--data-dir", data, "--client-addr", nd.client, "--peer-addr", nd.peer,
+		"--admin-addr", nd.admin, "--native-addr", nd.native, "--replica-id", fmt.Sprint(nd.id),
+		"--peers", nd.peers, "--4lw", "*", "--log-format", "json"}
+	if z.election > 0 {
+		args = append(args, "--election-timeout", z.election.String())
+	}
+	cmd := exec.Command(z.bin, args...)
+	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start node %d: %w", nd.id, err)
+	}
+	nd.cmd, nd.exited, nd.paused = cmd, make(chan struct{}), false
+	go func(done chan struct{}) { _ = cmd.Wait(); logf.Close(); close(done) }(nd.exited)
+	return nil
+}
+
+// waitServing waits until one node leads and every running node follows
+// or leads.
+func (z *Zkbridge) waitServing(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		leaders, serving := 0, 0
+		for _, nd := range z.nodes {
+			switch mode(nd.client, 300*time.Millisecond) {
+			case "leader":
+				leaders++
+				serving++
+			case "follower":
+				serving++
+			}
+		}
+		if leaders == 1 && serving == len(z.nodes) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("zkbridge cluster not serving within %v (%d leaders, %d serving)", d, leaders, serving)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (z *Zkbridge) Leader(d time.Duration) (int, error) {
+	return leaderOf(z.Addrs(), func(i int) bool { return z.nodes[i].paused || z.nodes[i].cmd == nil }, d)
+}
+
+func (z *Zkbridge) signal(i int, sig syscall.Signal) error {
+	nd := z.nodes[i]
+	if nd.cmd == nil {
+		return fmt.Errorf("node %d is not running", nd.id)
+	}
+	return nd.cmd.Process.Signal(sig)
+}
+
+func (z *Zkbridge) Kill(i int) error {
+	nd := z.nodes[i]
+	if err := z.signal(i, syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-nd.exited
+	nd.cmd = nil
+	return nil
+}
+
+func (z *Zkbridge) Restart(i int) error { return z.start(i) }
+
+func (z *Zkbridge) Pause(i int) error {
+	z.nodes[i].paused = true
+	return z.signal(i, syscall.SIGSTOP)
+}
+
+func (z *Zkbridge) Resume(i int) error {
+	z.nodes[i].paused = false
+	return z.signal(i, syscall.SIGCONT)
+}
+
+// Isolate writes the fault files: node i discards every peer's messages
+// and every peer discards node i's.
+func (z *Zkbridge) Isolate(i int) error {
+	for j, nd := range z.nodes {
+		var cut string
+		if j == i {
+			var ids []string
+			for k, other := range z.nodes {
+				if k != i {
+					ids = append(ids, fmt.Sprint(other.id))
+				}
+			}
+			cut = strings.Join(ids, " ")
+		} else {
+			cut = fmt.Sprint(z.nodes[i].id)
+		}
+		if err := os.WriteFile(nd.faultFile, []byte(cut), 0o640); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *Zkbridge) Heal() error {
+	for _, nd := range z.nodes {
+		if err := os.WriteFile(nd.faultFile, nil, 0o640); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LogCount counts the log lines of node i whose message contains msg.
+func (z *Zkbridge) LogCount(i int, msg string) int {
+	b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", z.nodes[i].id)))
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		var rec struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && strings.Contains(rec.Message, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+// Elections counts the leader changes over the run: the distinct terms in
+// which some node saw a new leader replace another ("raft leader elected"
+// with a previous leader), so one election counts once however many nodes
+// logged it.
+func (z *Zkbridge) Elections() int {
+	terms := map[uint64]bool{}
+	for _, nd := range z.nodes {
+		b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", nd.id)))
+		for _, l := range strings.Split(string(b), "\n") {
+			var rec struct {
+				Message  string `json:"message"`
+				Previous uint64 `json:"previous"`
+				Term     uint64 `json:"term"`
+			}
+			if json.Unmarshal([]byte(l), &rec) == nil && rec.Message == "raft leader elected" && rec.Previous != 0 {
+				terms[rec.Term] = true
+			}
+		}
+	}
+	return len(terms)
+}
+
+// Drops counts dragonboat's "dropped an incoming message" over all nodes.
+func (z *Zkbridge) Drops() int {
+	n := 0
+	for i := range z.nodes {
+		n += z.LogCount(i, "dropped an incoming message")
+	}
+	return n
+}
+
+func (z *Zkbridge) Close() {
+	for _, nd := range z.nodes {
+		if nd.cmd == nil {
+			continue
+		}
+		if nd.paused {
+			_ = nd.cmd.Process.Signal(syscall.SIGCONT)
+		}
+		_ = nd.cmd.Process.Signal(syscall.SIGKILL)
+		<-nd.exited
+		nd.cmd = nil
+	}
+}
+
+// zkEnsemble is a real ZooKeeper 3.8 ensemble (compat-tests starts it).
+type zkEnsemble struct {
+	e      *compattests.Ensemble
+	closed bool
+	paused map[int]bool
+	dead   map[int]bool
+}
+
+// StartZooKeeper starts a 3-node ZooKeeper ensemble.
+func StartZooKeeper(n int) (Cluster, error) {
+	e, err := compattests.StartZooKeeperEnsemble(n)
+	if err != nil {
+		return nil, err
+	}
+	return &zkEnsemble{e: e, paused: map[int]bool{}, dead: map[int]bool{}}, nil
+}
+
+func (z *zkEnsemble) Name() string     { return "zookeeper" }
+func (z *zkEnsemble) Addrs() []string  { return z.e.Addrs }
+func (z *zkEnsemble) CanIsolate() bool { return false }
+func (z *zkEnsemble) Leader(d time.Duration) (int, error) {
+	return leaderOf(z.e.Addrs, func(i int) bool { return z.paused[i] || z.dead[i] }, d)
+}
+func (z *zkEnsemble) Kill(i int) error {
+	z.dead[i] = true
+	return z.e.Kill(i)
+}
+
+// Restart is not offered: the ensemble's start script owns its command
+// lines. A ZooKeeper run ends after its kill.
+func (z *zkEnsemble) Restart(i int) error {
+	return fmt.Errorf("restarting a ZooKeeper node is not supported by the suite")
+}
+func (z *zkEnsemble) sig(i int, s syscall.Signal) error {
+	pid, err := z.e.Pid(i)
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(pid, s)
+}
+func (z *zkEnsemble) Pause(i int) error  { z.paused[i] = true; return z.sig(i, syscall.SIGSTOP) }
+func (z *zkEnsemble) Resume(i int) error { z.paused[i] = false; return z.sig(i, syscall.SIGCONT) }
+func (z *zkEnsemble) Isolate(int) error {
+	return fmt.Errorf("partitioning ZooKeeper needs a proxy or network namespaces; not offered")
+}
+func (z *zkEnsemble) Heal() error { return nil }
+func (z *zkEnsemble) Close() {
+	if z.closed {
+		return
+	}
+	z.closed = true
+	for i := range z.e.Addrs {
+		if z.paused[i] {
+			_ = z.sig(i, syscall.SIGCONT)
+		}
+	}
+	z.e.Stop()
+}

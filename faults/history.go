@@ -1,0 +1,99 @@
+package faults
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Outcome of one operation as its client saw it.
+type Outcome int
+
+const (
+	OK      Outcome = iota // acknowledged
+	Failed                 // definitely not applied (e.g. BadVersion)
+	Unknown                // ConnectionLoss, timeout: may or may not have applied
+)
+
+// Op is one recorded operation.
+type Op struct {
+	Client   int
+	Workload string
+	Kind     string // read, write, cas, create, incr
+	Key      string
+	Value    int64
+	Expect   int32 // cas: the version expected
+	Call     time.Time
+	Return   time.Time
+	Outcome  Outcome
+	OutValue int64 // read: the value read
+	Version  int32 // the version read or written
+	Path     string
+}
+
+// History collects the operations of a run, from many goroutines.
+type History struct {
+	mu  sync.Mutex
+	ops []Op
+}
+
+func (h *History) Add(op Op) {
+	h.mu.Lock()
+	h.ops = append(h.ops, op)
+	h.mu.Unlock()
+}
+
+// Ops returns a copy of the operations of workload w (all if empty).
+func (h *History) Ops(w string) []Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Op
+	for _, op := range h.ops {
+		if w == "" || op.Workload == w {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// WriteGap is the longest time between consecutive acknowledged writes
+// (of any client and workload) within [from, to], counting from from and
+// up to to: the write unavailability around a fault.
+func (h *History) WriteGap(from, to time.Time) time.Duration {
+	var acks []time.Time
+	for _, op := range h.Ops("") {
+		if op.Kind != "read" && op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {
+			acks = append(acks, op.Return)
+		}
+	}
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	prev, gap := from, time.Duration(0)
+	for _, t := range acks {
+		gap = max(gap, t.Sub(prev))
+		prev = t
+	}
+	return max(gap, to.Sub(prev))
+}
+
+// ClientStall is the longest time one client waited between two of its
+// acknowledged operations (or from from / to to) within [from, to].
+func (h *History) ClientStall(from, to time.Time) time.Duration {
+	by := map[int][]time.Time{}
+	for _, op := range h.Ops("") {
+		if op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {
+			key := op.Client
+			by[key] = append(by[key], op.Return)
+		}
+	}
+	worst := time.Duration(0)
+	for _, acks := range by {
+		sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+		prev := from
+		for _, t := range acks {
+			worst = max(worst, t.Sub(prev))
+			prev = t
+		}
+		worst = max(worst, to.Sub(prev))
+	}
+	return worst
+}

@@ -1,0 +1,259 @@
+package faults
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Nemesis is one fault: Inject starts it against a running cluster and
+// returns the function that ends it (restart, resume, heal).
+type Nemesis struct {
+	Name   string
+	Hold   time.Duration // how long the fault lasts
+	Inject func(c Cluster) (end func() error, err error)
+	// Needs says what the cluster must offer (isolate, restart).
+	NeedsIsolate, NeedsRestart bool
+}
+
+func pick(c Cluster, leader bool) (int, error) {
+	l, err := c.Leader(10 * time.Second)
+	if err != nil || leader {
+		return l, err
+	}
+	return (l + 1 + rand.IntN(len(c.Addrs())-1)) % len(c.Addrs()), nil
+}
+
+// Nemeses returns the suite's faults; pause holds a paused node for hold,
+// longer than an election timeout.
+func Nemeses(hold time.Duration) []Nemesis {
+	kill := func(leader bool) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			i, err := pick(c, leader)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Kill(i); err != nil {
+				return nil, err
+			}
+			return func() error { return c.Restart(i) }, nil
+		}
+	}
+	pause := func(leader bool) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			i, err := pick(c, leader)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Pause(i); err != nil {
+				return nil, err
+			}
+			return func() error { return c.Resume(i) }, nil
+		}
+	}
+	isolate := func(c Cluster) (func() error, error) {
+		i, err := pick(c, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Isolate(i); err != nil {
+			return nil, err
+		}
+		return c.Heal, nil
+	}
+	return []Nemesis{
+		{Name: "kill-leader", Hold: hold, Inject: kill(true), NeedsRestart: true},
+		{Name: "kill-follower", Hold: hold, Inject: kill(false), NeedsRestart: true},
+		{Name: "pause-leader", Hold: hold, Inject: pause(true)},
+		{Name: "pause-follower", Hold: hold, Inject: pause(false)},
+		{Name: "isolate-leader", Hold: hold, Inject: isolate, NeedsIsolate: true},
+	}
+}
+
+// Workloads returns the suite's workloads.
+func Workloads() []Workload { return []Workload{registers{keys: 3}, set{}, counter{}} }
+
+// Config shapes one run.
+type Config struct {
+	Clients   int           // per workload
+	Warmup    time.Duration // load before the first fault
+	Cooldown  time.Duration // load after a fault ended
+	Rounds    int           // faults per nemesis
+	Artifacts string        // where failing histories' visualisations go
+	Log       io.Writer     // progress lines
+}
+
+// Row is one line of the result table.
+type Row struct {
+	System, Workload, Nemesis string
+	Ops, OK, Unknown, Failed  int
+	Violations                []string
+	WriteGaps, ClientStalls   []time.Duration
+	Elections, Drops          int // zkbridge: leader changes and dropped messages over the run
+}
+
+// Run drives every workload against c while nemesis n strikes cfg.Rounds
+// times, reads the final state, stops c (Close) and checks the histories.
+// It returns one row per workload.
+func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
+	var h History
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	setup, err := dialClient(1000, c.Addrs())
+	if err != nil {
+		return nil, err
+	}
+	defer setup.close()
+	ws := Workloads()
+	for _, w := range ws {
+		if err := w.Setup(setup.conn); err != nil {
+			return nil, fmt.Errorf("%s setup: %w", w.Name(), err)
+		}
+	}
+	for k, w := range ws {
+		if err := runClients(w, c.Addrs(), k*cfg.Clients, cfg.Clients, &h, stop, &wg); err != nil {
+			close(stop)
+			wg.Wait()
+			return nil, err
+		}
+	}
+	var gaps, stalls []time.Duration
+	var runErr error
+	time.Sleep(cfg.Warmup)
+	for r := 0; r < cfg.Rounds && runErr == nil; r++ {
+		start := time.Now()
+		end, err := n.Inject(c)
+		if err != nil {
+			runErr = fmt.Errorf("%s: inject: %w", n.Name, err)
+			break
+		}
+		time.Sleep(n.Hold)
+		if err := end(); err != nil {
+			runErr = fmt.Errorf("%s: end: %w", n.Name, err)
+			break
+		}
+		time.Sleep(cfg.Cooldown)
+		gaps = append(gaps, h.WriteGap(start, time.Now()))
+		stalls = append(stalls, h.ClientStall(start, time.Now()))
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "%s %s round %d: write gap %v, longest client stall %v\n", c.Name(), n.Name, r+1, gaps[len(gaps)-1].Round(time.Millisecond), stalls[len(stalls)-1].Round(time.Millisecond))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if runErr != nil {
+		return nil, runErr
+	}
+	// Check on a fresh session, after a sync, so the reads see every write.
+	check, err := dialClient(2000, c.Addrs())
+	if err != nil {
+		return nil, err
+	}
+	defer check.close()
+	for _, p := range []string{"/set", "/counter", "/reg0"} {
+		_, _ = check.conn.Sync(p)
+	}
+	var rows []Row
+	for _, w := range ws {
+		row := Row{System: c.Name(), Workload: w.Name(), Nemesis: n.Name, WriteGaps: gaps, ClientStalls: stalls}
+		for _, op := range h.Ops(w.Name()) {
+			row.Ops++
+			switch op.Outcome {
+			case OK:
+				row.OK++
+			case Unknown:
+				row.Unknown++
+			case Failed:
+				row.Failed++
+			}
+		}
+		row.Violations = w.Check(check.conn, &h, cfg.Artifacts)
+		rows = append(rows, row)
+	}
+	check.close()
+	c.Close()
+	for i, w := range ws {
+		if hc, ok := w.(historyChecker); ok {
+			rows[i].Violations = append(rows[i].Violations, hc.CheckHistory(&h, cfg.Artifacts)...)
+		}
+	}
+	return rows, nil
+}
+
+// PrintTable writes the result table.
+func PrintTable(w io.Writer, rows []Row) {
+	fmt.Fprintf(w, "%-10s %-9s %-15s %7s %7s %7s %7s %10s\n", "system", "workload", "nemesis", "ops", "ok", "indet", "failed", "violations")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-10s %-9s %-15s %7d %7d %7d %7d %10d\n", r.System, r.Workload, r.Nemesis, r.Ops, r.OK, r.Unknown, r.Failed, len(r.Violations))
+	}
+	for _, r := range rows {
+		for _, v := range r.Violations {
+			fmt.Fprintf(w, "VIOLATION %s %s %s: %s\n", r.System, r.Workload, r.Nemesis, v)
+		}
+	}
+}
+
+// Summary is the unavailability of one system under one nemesis.
+type Summary struct {
+	System, Nemesis       string
+	GapMedian, GapMax     time.Duration
+	StallMedian, StallMax time.Duration
+	Rounds                int
+	Elections, Drops      int // zkbridge only: leader changes, dropped messages
+}
+
+func medianMax(ds []time.Duration) (time.Duration, time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2], s[len(s)-1]
+}
+
+// Summarize folds rows (one per workload, each carrying the run's gaps)
+// into one line per system and nemesis.
+func Summarize(rows []Row) []Summary {
+	type key struct{ sys, nem string }
+	gaps, stalls := map[key][]time.Duration{}, map[key][]time.Duration{}
+	counts := map[key][2]int{}
+	var order []key
+	seen := map[key]bool{}
+	for _, r := range rows {
+		if r.Workload != "register" {
+			continue // every workload's row carries the same run's numbers
+		}
+		k := key{r.System, r.Nemesis}
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+		counts[k] = [2]int{counts[k][0] + r.Elections, counts[k][1] + r.Drops}
+		gaps[k] = append(gaps[k], r.WriteGaps...)
+		stalls[k] = append(stalls[k], r.ClientStalls...)
+	}
+	var out []Summary
+	for _, k := range order {
+		s := Summary{System: k.sys, Nemesis: k.nem, Rounds: len(gaps[k]), Elections: counts[k][0], Drops: counts[k][1]}
+		s.GapMedian, s.GapMax = medianMax(gaps[k])
+		s.StallMedian, s.StallMax = medianMax(stalls[k])
+		out = append(out, s)
+	}
+	return out
+}
+
+// PrintSummary writes the unavailability table.
+func PrintSummary(w io.Writer, sums []Summary) {
+	fmt.Fprintf(w, "%-10s %-15s %6s %12s %12s %14s %14s %9s %7s\n", "system", "nemesis", "rounds", "gap median", "gap max", "stall median", "stall max", "elections", "drops")
+	for _, s := range sums {
+		el, dr := "-", "-"
+		if s.System == "zkbridge" {
+			el, dr = fmt.Sprint(s.Elections), fmt.Sprint(s.Drops)
+		}
+		fmt.Fprintf(w, "%-10s %-15s %6d %12v %12v %14v %14v %9s %7s\n", s.System, s.Nemesis, s.Rounds,
+			s.GapMedian.Round(time.Millisecond), s.GapMax.Round(time.Millisecond), s.StallMedian.Round(time.Millisecond), s.StallMax.Round(time.Millisecond), el, dr)
+	}
+}

@@ -5,7 +5,7 @@ BIN     := bin/zkbridge
 PKGS    := ./...
 FUZZTIME ?= 4s
 
-.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos
 
 all: build
 
@@ -39,6 +39,16 @@ compat: deps
 	$(GO) test -count=1 -timeout 15m -run 'TestCompat|TestClient' ./compat-tests/
 
 test: deps vet fmt-check unit
+
+# The fault suite's long run (faults/; its short run is part of unit):
+# every nemesis again and again for DURATION against zkbridge, and once per
+# pass against a real ZooKeeper 3.8 for comparison. Prints the table and the
+# unavailability summary; failing histories' visualisations go to
+# chaos-artifacts/.
+DURATION ?= 30m
+chaos: deps
+	FAULTS_DURATION=$(DURATION) FAULTS_ZOOKEEPER=1 FAULTS_ARTIFACTS=$(CURDIR)/chaos-artifacts \
+	  $(GO) test -count=1 -v -timeout 0 -run '^TestFaultsShort$$' ./faults/
 
 # Every fuzz target, a few seconds each.
 fuzz:

@@ -61,8 +61,8 @@ func (t *Target) Finish(ctx context.Context, lastZxid int64) (int64, error) {
 
 // Batch limits: a batch is one Raft entry.
 const (
-	defaultBatchNodes = 2000
-	batchBytes        = 512 << 10
+	defaultBatchNodes = 5000
+	batchBytes        = 768 << 10
 )
 
 // ImportStats counts what an import sent.

@@ -201,6 +201,10 @@ func (c *conn) serve() {
 	// request.
 	c.in = bufio.NewReaderSize(c.nc, 32<<10)
 	fr := zkproto.NewFrameReader(c.in, c.srv.cfg.MaxBuffer)
+	// A connection without a session is closed after
+	// nio.sessionlessCnxnTimeout, as ZooKeeper's: a client that connects
+	// and sends nothing, or half a ConnectRequest, cannot hold it forever.
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.Limits.SessionlessTimeout))
 	frame, word, err := fr.First()
 	if err != nil {
 		c.logReadError(err)
@@ -213,6 +217,7 @@ func (c *conn) serve() {
 	if !c.handshake(frame) {
 		return
 	}
+	_ = c.nc.SetReadDeadline(time.Time{}) // from now on the session's timeout bounds it
 	for {
 		frame, err := fr.Next()
 		if err != nil {

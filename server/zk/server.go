@@ -52,6 +52,8 @@ type Server struct {
 
 	// sasl is the SASL and auth-enforcement setup (sasl.go).
 	sasl saslState
+	// throttle is the global connection rate limit (limits.go).
+	throttle *connThrottle
 }
 
 // New creates the door of node n and subscribes it to the node's applied
@@ -67,7 +69,8 @@ func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
 		conns:     map[*conn]struct{}{},
 		bySession: map[int64]map[*conn]struct{}{},
 		perIP:     map[string]int{},
-		slots:     make(chan struct{}, cfg.GlobalOutstandingLimit),
+		slots:     make(chan struct{}, requestSlots(cfg)),
+		throttle:  newConnThrottle(cfg.Limits),
 		gate:      newReadGate(),
 	}
 	s.mask.Store(306) // ZooKeeper's default trace mask
@@ -133,6 +136,12 @@ func (s *Server) acceptLoop() {
 			}
 			s.log.Warn().Err(err).Msg("accept failed")
 			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if !s.throttle.allow() {
+			// ZooKeeper closes a throttled connection before reading it.
+			s.log.Warn().Str("remote", nc.RemoteAddr().String()).Msg("connection throttled (zookeeper.connection_throttle_*); closing")
+			nc.Close()
 			continue
 		}
 		c := newConn(s, nc)

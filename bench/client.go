@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -59,10 +60,19 @@ var (
 	errSessionClosed = errors.New("session closed") // the server answered closeSession
 )
 
-// dial connects to addr and establishes a session with a handshake bounded
-// by timeout. onEvent (may be nil) receives watch events in the reader.
-func dial(addr string, outstanding int, sessionTimeout, timeout time.Duration, onEvent func(zkproto.WatcherEvent, time.Time)) (*conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, timeout)
+// dial connects to addr (with TLS when tlsCfg is set; the TLS handshake
+// counts in the connect workload's handshake latency) and establishes a
+// session with a handshake bounded by timeout. onEvent (may be nil)
+// receives watch events in the reader.
+func dial(tlsCfg *tls.Config, addr string, outstanding int, sessionTimeout, timeout time.Duration, onEvent func(zkproto.WatcherEvent, time.Time)) (*conn, error) {
+	var nc net.Conn
+	var err error
+	if tlsCfg != nil {
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: tlsCfg}
+		nc, err = d.Dial("tcp", addr)
+	} else {
+		nc, err = net.DialTimeout("tcp", addr, timeout)
+	}
 	if err != nil {
 		return nil, err
 	}

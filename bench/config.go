@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -121,6 +122,7 @@ func (m Mix) total() int {
 // Config describes one run. Zero values are replaced by Normalize's defaults.
 type Config struct {
 	Addrs          []string      // servers (HOST:PORT); connections are spread over them round-robin
+	TLS            *tls.Config   // connect with TLS (nil: plaintext)
 	Workload       string        // one of Workloads
 	Mix            Mix           // the mixed workload's ratio
 	Connections    int           // sessions issuing requests (not the watch workload); connect: concurrent connectors

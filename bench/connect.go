@@ -72,7 +72,7 @@ func (r *runner) connector(id int, st *connStats) {
 			st.last = now
 		}
 		start := time.Now()
-		c, err := dial(r.cfg.Addrs[n%len(r.cfg.Addrs)], 1, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
+		c, err := dial(r.cfg.TLS, r.cfg.Addrs[n%len(r.cfg.Addrs)], 1, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
 		if err != nil {
 			count(OpConnect, start, errNoSession)
 			pause(r, connectRetryPause)

@@ -71,7 +71,7 @@ func countOnce(ctx context.Context, addr, path string) (int64, error) {
 	deadline, _ := ctx.Deadline()
 	// A handshake left hanging is retried on a new connection; the reply
 	// to the count may take as long as the probe has left.
-	c, err := dial(addr, 1, 30*time.Second, min(time.Until(deadline), probeHandshakeTimeout), nil)
+	c, err := dial(nil, addr, 1, 30*time.Second, min(time.Until(deadline), probeHandshakeTimeout), nil)
 	if err != nil {
 		return 0, err
 	}

@@ -148,7 +148,7 @@ func (r *runner) dialAll(n, outstanding int, onEvent func(int) func(zkproto.Watc
 			if onEvent != nil {
 				ev = onEvent(i)
 			}
-			conns[i], errs[i] = dial(r.cfg.Addrs[i%len(r.cfg.Addrs)], outstanding, r.cfg.SessionTimeout, r.cfg.Timeout, ev)
+			conns[i], errs[i] = dial(r.cfg.TLS, r.cfg.Addrs[i%len(r.cfg.Addrs)], outstanding, r.cfg.SessionTimeout, r.cfg.Timeout, ev)
 		}()
 	}
 	wg.Wait()
@@ -185,7 +185,7 @@ func (r *runner) needsKeys() bool {
 // the watched node), pipelined, level by level. Nodes that already exist
 // are used as they are and left in place afterwards.
 func (r *runner) setup() error {
-	c, err := dial(r.cfg.Addrs[0], 256, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
+	c, err := dial(r.cfg.TLS, r.cfg.Addrs[0], 256, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
@@ -242,7 +242,7 @@ func (r *runner) cleanup(leftovers []string) {
 	if !r.cfg.Cleanup || (len(leftovers) == 0 && len(r.created) == 0) {
 		return
 	}
-	c, err := dial(r.cfg.Addrs[0], 256, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
+	c, err := dial(r.cfg.TLS, r.cfg.Addrs[0], 256, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
 	if err != nil {
 		return
 	}

@@ -31,7 +31,7 @@ func (r *runner) watch() ([]*connStats, error) {
 		return nil, err
 	}
 	defer closeAll(watchers)
-	writer, err := dial(r.cfg.Addrs[0], 2, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
+	writer, err := dial(r.cfg.TLS, r.cfg.Addrs[0], 2, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
 	if err != nil {
 		return nil, fmt.Errorf("writer: %w", err)
 	}

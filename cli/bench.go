@@ -31,6 +31,9 @@ func benchCommand() *ucli.Command {
 			"  connect --connections connectors each open a session, close it (closeSession, awaiting\n" +
 			"          its reply) and start over; ops/s is sessions/s, latency the handshake's\n" +
 			"          (--connect-exists: one exists on ROOT per session)\n" +
+			"With --tls (or --tls-ca, --tls-cert) connections speak TLS, e.g. to a secureClientPort\n" +
+			"(--probe stays plaintext); " +
+			"the connect workload's handshake latency then includes the TLS handshake.\n" +
 			"With --probe PATH there is no workload: the first --addr is polled until\n" +
 			"getAllChildrenNumber(PATH) answers (with at least --probe-min descendants), and the\n" +
 			"time that took is printed; start it with a server to time its restart.\n" +
@@ -41,7 +44,7 @@ func benchCommand() *ucli.Command {
 			"ZooKeeper refuses more than maxClientCnxns (default 60) connections per client address.\n" +
 			"On Linux it re-executes itself once with GODEBUG=" + quietSysmonSetting + ", as the server\n" +
 			"does, so that the Go runtime's wake-ups add less to what it measures (GODEBUG=schedtrace=0: not).",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "addr", Aliases: []string{"a"}, Value: "127.0.0.1:2181",
 				Usage: "load the server(s) at `HOST:PORT[,...]`, connections spread over them round-robin"},
 			&ucli.StringFlag{Name: "workload", Aliases: []string{"w"}, Value: "mixed",
@@ -69,7 +72,7 @@ func benchCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "server-pids", Usage: "also report what these local server processes (`PID[,...]`) spent per op over the measured time: CPU, run-queue wait, switches (Linux)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&ucli.DurationFlag{Name: "progress", Value: time.Second, Usage: "progress line `INTERVAL` on stderr (0: none)"},
-		},
+		}, clientTLSFlags()...),
 		Action: runBench,
 	}
 }
@@ -99,6 +102,11 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		return cfg, fmt.Errorf("unexpected argument %q (flags go before it?)", c.Args().First())
 	}
 	cfg.Addrs = splitAddrs(c.String("addr"))
+	tlsCfg, err := clientTLS(c)
+	if err != nil {
+		return cfg, fmt.Errorf("%w; see --tls-ca, --tls-cert, --tls-key", err)
+	}
+	cfg.TLS = tlsCfg
 	pids, err := parsePids("server-pids", c.String("server-pids"))
 	if err != nil {
 		return cfg, err

@@ -49,6 +49,12 @@ func serverCommand() *ucli.Command {
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
 			&ucli.StringFlag{Name: "super-digest", Usage: "super user `super:<base64 sha1>`"},
+			&ucli.StringFlag{Name: "secure-client-addr", Usage: "TLS client listener `HOST:PORT` (zoo.cfg secureClientPort); needs --ssl-keystore"},
+			&ucli.StringFlag{Name: "ssl-keystore", Usage: "key store `FILE` of the TLS ports: PEM (key and chain) or .p12 (ssl.keyStore.location)"},
+			&ucli.StringFlag{Name: "ssl-keystore-password", Usage: "`PASSWORD` of a .p12 key store (ssl.keyStore.password)"},
+			&ucli.StringFlag{Name: "ssl-truststore", Usage: "trust store `FILE` client certificates must chain to: PEM or .p12 (ssl.trustStore.location)"},
+			&ucli.StringFlag{Name: "ssl-truststore-password", Usage: "`PASSWORD` of a .p12 trust store (ssl.trustStore.password)"},
+			&ucli.StringFlag{Name: "ssl-client-auth", Usage: "`none`, want or need a client certificate (ssl.clientAuth; default need)"},
 			&ucli.StringFlag{Name: "jaas", Usage: "JAAS login `FILE` whose Server section lists the SASL DIGEST-MD5 users (also zoo.cfg java.security.auth.login.config, or -Djava.security.auth.login.config in $SERVER_JVMFLAGS)"},
 		}, logFlags()...),
 		Action: runServer,
@@ -105,6 +111,19 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 		cfg.Observers = observers
 		if !c.IsSet("peer-addr") && observers[cfg.ReplicaID] != "" {
 			cfg.PeerAddr = observers[cfg.ReplicaID]
+		}
+	}
+	// TLS flags override the file's ssl.* keys one by one.
+	if c.IsSet("secure-client-addr") {
+		cfg.TLS.SecureClientAddr = c.String("secure-client-addr")
+	}
+	for flag, dst := range map[string]*string{
+		"ssl-keystore": &cfg.TLS.Client.KeyStore.Location, "ssl-keystore-password": &cfg.TLS.Client.KeyStore.Password,
+		"ssl-truststore": &cfg.TLS.Client.TrustStore.Location, "ssl-truststore-password": &cfg.TLS.Client.TrustStore.Password,
+		"ssl-client-auth": &cfg.TLS.Client.ClientAuth,
+	} {
+		if c.IsSet(flag) {
+			*dst = c.String(flag)
 		}
 	}
 	set("join", func() { cfg.Join = c.Bool("join") })

@@ -25,8 +25,16 @@
 #   Pebble's block cache and memtables are off the Go heap and not exported;
 #   they are in RSS only.
 #
-# usage: bench-vs-zk.sh
+# With --tls (or BENCH_TLS=1) every benchmark client speaks TLS to the
+# secure client port of both systems, one node each: certificates made with
+# openssl for the run (a throwaway CA, an EC P-256 server certificate, a
+# client certificate; ssl.clientAuth=need), ZooKeeper on its Netty
+# connection factory as TLS requires, the same zoo.cfg ssl.* keys for both.
+# The connect workload's handshake latency then includes the TLS handshake.
+#
+# usage: bench-vs-zk.sh [--tls]
 # environment:
+#   BENCH_TLS        1: as --tls (one node only; no memory runs)
 #   BENCH_NODES      topologies to run (default "1 3"; empty: no throughput runs)
 #   BENCH_WORKLOADS  (default "set get exists list mixed multi watch connect create";
 #                    create runs keep their nodes, as deleting them all takes long,
@@ -69,6 +77,18 @@ extra=${BENCH_ARGS:-}
 at1_role=${BENCH_AT1_ROLE:-follower}
 fsync=${BENCH_FSYNC:-1}
 export ZK_HEAP=${ZK_HEAP:-1g}
+tls=${BENCH_TLS:-0}
+case ${1:-} in
+--tls) tls=1 ;;
+"") ;;
+*) die "usage: bench-vs-zk.sh [--tls]" ;;
+esac
+if [ "$tls" = 1 ]; then
+  [ "$nodes_list" = 1 ] || { [ -z "${BENCH_NODES+x}" ] && nodes_list=1; } || die "--tls runs one node only (BENCH_NODES=1)"
+  memory=${BENCH_MEMORY:-0}
+  [ "$memory" = 0 ] || die "--tls has no memory runs (BENCH_MEMORY=0)"
+  command -v openssl >/dev/null || die "openssl not found (--tls makes its certificates with it)"
+fi
 
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
 for w in $workloads; do
@@ -135,6 +155,41 @@ else
 fi
 
 
+# make_tls_files: a throwaway CA, server and client certificates in
+# $work/tls (PEM key stores: key and chain in one file, as ZooKeeper reads).
+make_tls_files() {
+  local d=$work/tls
+  mkdir -p "$d"
+  (
+    cd "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
+      -keyout ca.key -out ca.pem
+    for who in server client; do
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=bench $who" \
+        -keyout "$who.key" -out "$who.csr"
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$who.ext"
+      openssl x509 -req -in "$who.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile "$who.ext" -out "$who.crt"
+      cat "$who.key" "$who.crt" >"$who.pem"
+    done
+  ) >/dev/null 2>&1 || die "openssl could not make the TLS certificates"
+}
+tls_cfg() { # secure-port: the zoo.cfg TLS keys both systems get
+  cat <<CFG
+secureClientPort=$1
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+ssl.keyStore.location=$work/tls/server.pem
+ssl.keyStore.type=PEM
+ssl.trustStore.location=$work/tls/ca.pem
+ssl.trustStore.type=PEM
+ssl.clientAuth=need
+CFG
+}
+if [ "$tls" = 1 ]; then
+  make_tls_files
+  export ZK_TLS=1
+fi
+
 serving() { # port: srvr answers with a Mode
   { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
   printf srvr >&3
@@ -147,9 +202,15 @@ serving() { # port: srvr answers with a Mode
 start_zk() { # nodes -> sets zk_addr
   local out
   if [ "$1" = 1 ]; then
+    local secure=""
+    if [ "$tls" = 1 ]; then
+      secure=$(zk_free_ports 1)
+      ZK_EXTRA_CFG=$(tls_cfg "$secure")
+      export ZK_EXTRA_CFG
+    fi
     out=$(bash "$here/scripts/start-zookeeper.sh") || die "ZooKeeper did not start"
     read -r port zk_pids zk_dir <<<"$out"
-    zk_addr=127.0.0.1:$port
+    zk_addr=127.0.0.1:${secure:-$port}
   else
     out=$(bash "$here/scripts/start-zookeeper-ensemble.sh" 3) || die "the ZooKeeper ensemble did not start"
     read -r zk_addr zk_pids zk_dir <<<"$out"
@@ -158,10 +219,14 @@ start_zk() { # nodes -> sets zk_addr
 
 start_zkbridge() { # nodes -> sets zb_addr
   if [ "$1" = 1 ]; then
-    local ports
-    mapfile -t ports < <(zk_free_ports 2)
+    local ports tls_flags=()
+    mapfile -t ports < <(zk_free_ports 3)
+    if [ "$tls" = 1 ]; then
+      tls_flags=(--secure-client-addr "127.0.0.1:${ports[2]}" --ssl-keystore "$work/tls/server.pem"
+        --ssl-truststore "$work/tls/ca.pem" --ssl-client-auth need --native-addr "")
+    fi
     "$bin" server --data-dir "$work/zkbridge-data" --client-addr "127.0.0.1:${ports[0]}" \
-      --peer-addr "127.0.0.1:${ports[1]}" --no-admin --log-format json "${zb_flags[@]}" \
+      --peer-addr "127.0.0.1:${ports[1]}" --no-admin --log-format json "${zb_flags[@]}" "${tls_flags[@]}" \
       >"$work/zkbridge.log" 2>&1 </dev/null &
     zb_pid=$!
     local deadline=$((SECONDS + 60))
@@ -171,6 +236,7 @@ start_zkbridge() { # nodes -> sets zb_addr
       sleep 0.2
     done
     zb_addr=127.0.0.1:${ports[0]}
+    [ "$tls" = 1 ] && zb_addr=127.0.0.1:${ports[2]}
   else
     cluster_dir=$work/cluster
     zb_addr=$(ZKBRIDGE_CLUSTER_DIR=$cluster_dir ZKBRIDGE_BIN=$bin ZKBRIDGE_SERVER_FLAGS="${zb_flags[*]}" \
@@ -184,10 +250,11 @@ server_pids_zb() { # the running zkbridge node(s), comma-separated
 }
 
 bench() { # addr out-file args...
-  local addr=$1 out=$2
+  local addr=$1 out=$2 tls_flags=()
   shift 2
+  [ "$tls" = 1 ] && tls_flags=(--tls-ca "$work/tls/ca.pem" --tls-cert "$work/tls/client.pem")
   # shellcheck disable=SC2086
-  "$bin" bench --addr "$addr" --progress 0 --json "$@" $extra >"$out"
+  "$bin" bench --addr "$addr" --progress 0 --json "${tls_flags[@]}" "$@" $extra >"$out"
 }
 
 # at1_addr addr-list: the first node in the list (loopback addresses)
@@ -372,6 +439,7 @@ if [ -n "$nodes_list" ]; then
   if [ "$fsync" = 1 ]; then synced="both fsync every write"; else synced="NEITHER syncs its log (BENCH_FSYNC=0: forceSync=no, --force-sync=false)"; fi
   echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; $synced"
   echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
+  [ "$tls" = 1 ] && echo "TLS: every client connection is TLS to the secure client port (EC P-256, clientAuth=need; ZooKeeper on Netty, TLS 1.2; zkbridge negotiates TLS 1.3)"
   echo
   {
     printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\tCPU µs/op ZK/zkb\tCPU wait µs/op ZK/zkb\tswitches/op ZK/zkb\n'
@@ -442,5 +510,5 @@ if [ "$memory" = 1 ]; then
   echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
   echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
 fi
-printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_FSYNC=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s scripts/bench-vs-zk.sh\n' \
-  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$fsync" "$memory" "$znodes" "$ZK_HEAP"
+printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_FSYNC=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s BENCH_TLS=%s scripts/bench-vs-zk.sh\n' \
+  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$fsync" "$memory" "$znodes" "$ZK_HEAP" "$tls"

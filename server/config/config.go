@@ -478,7 +478,7 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	if err := c.zooCfgTLS(props, clientHost); err != nil {
+	if err := c.zooCfgTLS(props, clientHost, dir); err != nil {
 		return Config{}, err
 	}
 	if _, ok := props["maxClientCnxns"]; !ok {

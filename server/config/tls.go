@@ -101,8 +101,9 @@ func isZooCfgTLSKey(k string) bool {
 }
 
 // zooCfgTLS reads the TLS keys of a zoo.cfg. clientHost is the
-// clientPortAddress (or the default host).
-func (c *Config) zooCfgTLS(props map[string]string, clientHost string) error {
+// clientPortAddress (or the default host); relative store paths are
+// resolved against dir, the file's directory, as dataDir is.
+func (c *Config) zooCfgTLS(props map[string]string, clientHost, dir string) error {
 	get := func(k string) (string, bool) {
 		if v, ok := props[k]; ok {
 			return v, true
@@ -159,6 +160,11 @@ func (c *Config) zooCfgTLS(props map[string]string, clientHost string) error {
 	}
 	if t.Quorum, err = zooCfgSSL(get, "ssl.quorum.", &c.Warnings); err != nil {
 		return err
+	}
+	for _, p := range []*string{&t.Client.KeyStore.Location, &t.Client.TrustStore.Location, &t.Quorum.KeyStore.Location, &t.Quorum.TrustStore.Location} {
+		if *p != "" {
+			*p = resolve(dir, *p)
+		}
 	}
 	if v, ok := get("serverCnxnFactory"); ok && !strings.HasSuffix(v, "NettyServerCnxnFactory") && t.ClientTLSEnabled() {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("zoo.cfg serverCnxnFactory=%s: ZooKeeper needs Netty for TLS; zkbridge serves TLS either way", v))

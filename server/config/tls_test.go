@@ -70,6 +70,9 @@ func TestZooCfgSecurePortOnly(t *testing.T) {
 	if c.ClientAddr != "127.0.0.1:2281" || !c.TLS.ClientPortTLS || c.TLS.SecureClientAddr != "" {
 		t.Errorf("secure port alone: client %s tlsOnly %v secure %q", c.ClientAddr, c.TLS.ClientPortTLS, c.TLS.SecureClientAddr)
 	}
+	if c.TLS.Client.KeyStore.Location != "/etc/zk/k.pem" {
+		t.Errorf("a relative key store path is resolved against the file's directory: %q", c.TLS.Client.KeyStore.Location)
+	}
 	// Without a key store, a TLS port cannot open.
 	c, _ = ParseZooCfg([]byte("secureClientPort=2281\n"), "")
 	c.Normalize()

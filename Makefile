@@ -5,7 +5,7 @@ BIN     := bin/zkbridge
 PKGS    := ./...
 FUZZTIME ?= 4s
 
-.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos migrate-bench
 
 all: build
 
@@ -71,6 +71,16 @@ console-bench:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Migration at full size (docs/migration.md#performance): import and
+# convert of MIGRATE_ZNODES znodes into a 3-process cluster (znodes/s, CPU,
+# peak RSS; ZooKeeper's own reload time beside convert), then TestMigrate
+# with a 100k-znode mix (`make test` runs it with 5k).
+MIGRATE_ZNODES ?= 1000000
+migrate-bench: deps
+	ZKBRIDGE_MIGRATE_BENCH=$(MIGRATE_ZNODES) ZKBRIDGE_MIGRATE_CONVERT_BENCH=$(MIGRATE_ZNODES) \
+	  $(GO) test -count=1 -v -timeout 60m -run '^TestMigrate(Import|Convert)Bench$$' ./compat-tests/
+	ZKBRIDGE_MIGRATE_ZNODES=100000 $(GO) test -count=1 -v -timeout 30m -run '^TestMigrate$$' ./compat-tests/
 
 # The native API's Go code from api/zkbridge/v1/*.proto (committed): protoc
 # from Debian's protobuf-compiler, the Go plugins at pinned versions.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkbridge/zkbridge/migrate"
 )
 
@@ -127,4 +129,128 @@ func cpuTicks(pid int) int64 {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	k, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + k
+}
+
+// TestMigrateConvertBench loads ZKBRIDGE_MIGRATE_CONVERT_BENCH znodes (e.g.
+// 1000000) into a standalone ZooKeeper 3.8, stops it, measures how long
+// ZooKeeper takes to load its own data directory again, then `zkbridge migrate
+// convert` of that directory into a 3-process cluster. `make
+// migrate-bench` runs it; skipped otherwise.
+func TestMigrateConvertBench(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("ZKBRIDGE_MIGRATE_CONVERT_BENCH"))
+	if n <= 0 {
+		t.Skip("set ZKBRIDGE_MIGRATE_CONVERT_BENCH=<znodes> (make migrate-bench)")
+	}
+	scripts := filepath.Join(RepoRoot(), "scripts")
+	start := exec.Command("bash", filepath.Join(scripts, "start-zookeeper.sh"))
+	start.Env = append(os.Environ(), "ZK_HEAP=2g")
+	t0 := time.Now()
+	out, err := start.Output()
+	empty := time.Since(t0) // an empty ZooKeeper's start: the JVM's share
+	if err != nil {
+		t.Fatalf("start-zookeeper.sh: %v", err)
+	}
+	f := strings.Fields(string(out))
+	port, pid, dir := f[0], f[1], f[2]
+	defer func() { _ = exec.Command("bash", filepath.Join(scripts, "stop-zookeeper.sh"), pid, dir).Run() }()
+	addr := "127.0.0.1:" + port
+	c, err := migrate.Dial([]string{addr}, nil, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	if err := loadBulk(c, n); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	t.Logf("loaded %d znodes into ZooKeeper in %s", n, time.Since(t0))
+	_ = exec.Command("kill", "-9", pid).Run()
+	// ZooKeeper loads its own data directory again.
+	log := filepath.Join(dir, "reload.log")
+	relaunch := exec.Command("bash", "-c", `source "$1/zookeeper-lib.sh"; zk_require; zk_launch org.apache.zookeeper.server.ZooKeeperServerMain "$2/zoo.cfg" "$3" 2g; echo $!`, "-", scripts, dir, log)
+	t0 = time.Now()
+	out, err = relaunch.Output()
+	if err != nil {
+		t.Fatalf("relaunch ZooKeeper: %v", err)
+	}
+	pid = strings.TrimSpace(string(out))
+	for nodeMode(addr) == "" {
+		if time.Since(t0) > 10*time.Minute {
+			t.Fatal("ZooKeeper did not serve again within 10 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	serving := time.Since(t0)
+	t.Logf("ZooKeeper reloaded its data directory: serving after %s (an empty one serves after %s)", serving, empty)
+	_ = exec.Command("kill", "-9", pid).Run()
+	time.Sleep(time.Second)
+
+	cl := StartProcCluster(t, 3, ClusterOptions{})
+	var cpuBefore int64
+	for _, nd := range cl.Nodes {
+		cpuBefore += cpuTicks(nd.cmd.Process.Pid)
+	}
+	vdir := filepath.Join(dir, "data", "version-2")
+	cmd := exec.Command(zkbridgeBinary(t), "migrate", "convert", "--snap-dir", vdir, "--native", cl.Nodes[0].Native, "--json")
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("migrate convert: %v\n%s", err, out)
+	}
+	var cpuNodes int64 = -cpuBefore
+	var nodes []string
+	for _, nd := range cl.Nodes {
+		cpuNodes += cpuTicks(nd.cmd.Process.Pid)
+		nodes = append(nodes, fmt.Sprintf("node%d %d MiB", nd.ID, peakRSS(nd.cmd.Process.Pid)>>10))
+	}
+	var sum struct {
+		Convert migrate.ConvertResult `json:"convert"`
+		Seconds float64               `json:"seconds"`
+	}
+	if err := json.Unmarshal(out, &sum); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	toolCPU := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	t.Logf("convert: %d znodes from %s in %.2fs = %.0f znodes/s; CPU: tool %.2fs, nodes %.2fs; peak RSS: tool %d MiB, %s",
+		sum.Convert.Nodes, filepath.Base(sum.Convert.Snapshot), sum.Seconds, float64(sum.Convert.Nodes)/sum.Seconds, toolCPU, float64(cpuNodes)/100,
+		cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss>>10, strings.Join(nodes, ", "))
+}
+
+// loadBulk creates n znodes in groups of 1000 (/bulk/gNNNN/nNNNN, 32-byte
+// values), four multis in flight.
+func loadBulk(c *zk.Conn, n int) error {
+	open := zk.WorldACL(zk.PermAll)
+	if _, err := c.Create("/bulk", nil, 0, open); err != nil {
+		return err
+	}
+	groups := (n + 999) / 1000
+	errs := make(chan error, groups)
+	sem := make(chan struct{}, 4)
+	for g := 0; g < groups; g++ {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			gp := fmt.Sprintf("/bulk/g%04d", g)
+			if _, err := c.Create(gp, nil, 0, open); err != nil {
+				errs <- err
+				return
+			}
+			for i := 0; i < 1000 && g*1000+i < n; i += 250 {
+				var ops []any
+				for j := i; j < i+250 && j < 1000 && g*1000+j < n; j++ {
+					ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/n%04d", gp, j), Data: []byte("0123456789abcdef0123456789abcdef"), Acl: open})
+				}
+				if _, err := c.Multi(ops...); err != nil {
+					errs <- fmt.Errorf("multi under %s: %w", gp, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < groups; g++ {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -19,6 +19,8 @@ type ExportOptions struct {
 	Workers               int
 	// Progress, if set, is called with the nodes read so far.
 	Progress func(nodes int64)
+	// ownSessions are the tool's own sessions (live's), never exported.
+	ownSessions []int64
 }
 
 // Sink receives an export: sessions first, then nodes, parents first.
@@ -41,7 +43,7 @@ func Export(ctx context.Context, o ExportOptions, begin func(Header) error, sink
 		return end, err
 	}
 	defer conn.Close()
-	state, err := ReadSourceState(o.Hosts, o.DefaultSessionTimeout, o.Timeout)
+	state, err := ReadSourceState(o.Hosts, o.DefaultSessionTimeout, o.Timeout, append(o.ownSessions, conn.SessionID())...)
 	if err != nil {
 		return end, err
 	}

@@ -59,6 +59,12 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 	}
 	ka := newKeepAlive(o.Target)
 	defer ka.stop()
+	conn, err := Dial(o.Export.Hosts, o.Export.Auth, o.Export.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	o.Export.ownSessions = append(o.Export.ownSessions, conn.SessionID())
 	var source int64
 	end, err := Export(ctx, o.Export, func(h Header) error {
 		source = h.LastZxid
@@ -72,11 +78,6 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 		return nil, importFailed(err)
 	}
 	source = max(source, end.LastZxid)
-	conn, err := Dial(o.Export.Hosts, o.Export.Auth, o.Export.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
 	final := false
 	for pass := 1; ; pass++ {
 		if !final {
@@ -127,7 +128,7 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 // catchUp runs one pass: reads both trees, sends the differences.
 func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive) (PassReport, int64, error) {
 	var rep PassReport
-	state, err := ReadSourceState(o.Export.Hosts, o.Export.DefaultSessionTimeout, o.Export.Timeout)
+	state, err := ReadSourceState(o.Export.Hosts, o.Export.DefaultSessionTimeout, o.Export.Timeout, append(o.Export.ownSessions, conn.SessionID())...)
 	if err != nil {
 		return rep, 0, err
 	}

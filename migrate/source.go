@@ -283,7 +283,8 @@ type SourceState struct {
 }
 
 // ReadSourceState asks every server. Each must answer srvr, cons and dump.
-func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration) (*SourceState, error) {
+// The sessions in exclude (the tool's own) are left out.
+func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration, exclude ...int64) (*SourceState, error) {
 	st := &SourceState{Sessions: map[int64]int32{}}
 	tracked := map[int64]bool{}
 	for _, h := range hosts {
@@ -322,6 +323,9 @@ func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration
 		if _, ok := st.Sessions[id]; !ok {
 			st.Sessions[id] = defaultTimeout
 		}
+	}
+	for _, id := range exclude {
+		delete(st.Sessions, id)
 	}
 	return st, nil
 }

@@ -236,7 +236,7 @@ start_zkbridge() { # nodes -> sets zb_addr
       sleep 0.2
     done
     zb_addr=127.0.0.1:${ports[0]}
-    [ "$tls" = 1 ] && zb_addr=127.0.0.1:${ports[2]}
+    if [ "$tls" = 1 ]; then zb_addr=127.0.0.1:${ports[2]}; fi
   else
     cluster_dir=$work/cluster
     zb_addr=$(ZKBRIDGE_CLUSTER_DIR=$cluster_dir ZKBRIDGE_BIN=$bin ZKBRIDGE_SERVER_FLAGS="${zb_flags[*]}" \
@@ -252,7 +252,7 @@ server_pids_zb() { # the running zkbridge node(s), comma-separated
 bench() { # addr out-file args...
   local addr=$1 out=$2 tls_flags=()
   shift 2
-  [ "$tls" = 1 ] && tls_flags=(--tls-ca "$work/tls/ca.pem" --tls-cert "$work/tls/client.pem")
+  if [ "$tls" = 1 ]; then tls_flags=(--tls-ca "$work/tls/ca.pem" --tls-cert "$work/tls/client.pem"); fi
   # shellcheck disable=SC2086
   "$bin" bench --addr "$addr" --progress 0 --json "${tls_flags[@]}" "$@" $extra >"$out"
 }
@@ -439,7 +439,7 @@ if [ -n "$nodes_list" ]; then
   if [ "$fsync" = 1 ]; then synced="both fsync every write"; else synced="NEITHER syncs its log (BENCH_FSYNC=0: forceSync=no, --force-sync=false)"; fi
   echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; $synced"
   echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
-  [ "$tls" = 1 ] && echo "TLS: every client connection is TLS to the secure client port (EC P-256, clientAuth=need; ZooKeeper on Netty, TLS 1.2; zkbridge negotiates TLS 1.3)"
+  if [ "$tls" = 1 ]; then echo "TLS: every client connection is TLS to the secure client port (EC P-256, clientAuth=need; ZooKeeper on Netty, TLS 1.2; zkbridge negotiates TLS 1.3)"; fi
   echo
   {
     printf 'nodes\tworkload\tZK ops/s\tzkbridge ops/s\tratio\tZK p50 ms\tzkb p50 ms\tZK p99 ms\tzkb p99 ms\tp99 ratio\terrors ZK/zkb\tCPU µs/op ZK/zkb\tCPU wait µs/op ZK/zkb\tswitches/op ZK/zkb\n'

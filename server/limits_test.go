@@ -58,20 +58,33 @@ func TestMaxClientCnxnsPerAddress(t *testing.T) {
 	}
 }
 
-// The global connection throttle refuses connections past its tokens, at
-// once, and the node keeps serving the ones it has.
+// The global connection throttle takes a token per ConnectRequest (as
+// ZooKeeper's, not per TCP connection): past the tokens the connection is
+// closed without a ConnectResponse, and the node keeps serving the
+// sessions it has.
 func TestConnectionThrottleRefusesPastTokens(t *testing.T) {
 	s := startTestServer(t, func(c *Config) {
 		c.Limits.ConnectionThrottleTokens = 5
 		c.Limits.ConnectionThrottleFillTime = time.Hour // no refill during the test
 	})
+	for i := 0; i < 10; i++ { // connections without a ConnectRequest take no token
+		rawConn(t, s).Close()
+	}
 	var admitted []*testClient
 	for i := 0; i < 5; i++ {
 		admitted = append(admitted, dial(t, s))
 	}
 	for i := 0; i < 3; i++ {
-		if !closedWithin(rawConn(t, s), 5*time.Second) {
-			t.Fatalf("connection %d past the tokens was not refused", 6+i)
+		nc := rawConn(t, s)
+		var e zkproto.Encoder
+		off := e.StartFrame()
+		(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}).Encode(&e)
+		e.FinishFrame(off)
+		if _, err := nc.Write(e.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if !closedWithin(nc, 5*time.Second) {
+			t.Fatalf("ConnectRequest %d past the tokens was answered", 6+i)
 		}
 	}
 	for _, c := range admitted {

@@ -29,6 +29,10 @@ type applier struct {
 	policiesRead bool
 	// fenced is set when a cutover policy refused a write of this entry.
 	fenced bool
+	// inMulti holds, while a multi runs, what its earlier ops added to each
+	// quota's stats: quota checks read the stats as before the multi, as
+	// ZooKeeper's (quota_enforce.go).
+	inMulti map[string]*quotaPending
 }
 
 func validPath(p string) bool { return zkproto.ValidatePath(p) == nil }
@@ -395,6 +399,8 @@ func (a *applier) multi(o *Multi) ([]OpResult, error) {
 	res := make([]OpResult, len(o.Ops))
 	failed := -1
 	var failCode zkproto.ErrCode
+	a.inMulti = map[string]*quotaPending{}
+	defer func() { a.inMulti = nil }()
 	for i, op := range o.Ops {
 		var code zkproto.ErrCode
 		var err error

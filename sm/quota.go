@@ -87,6 +87,7 @@ func (a *applier) quotaAdjust(p string, bytes, count int64) error {
 		if limits == nil {
 			continue
 		}
+		a.notePending(q, count, bytes, false)
 		return a.rewriteStats(q, func(st *statsTrack) {
 			st.add("count", count)
 			st.add("bytes", bytes)
@@ -123,6 +124,7 @@ func (a *applier) recountQuota(q string) error {
 	if err := scanKV(a.t.r, lo, hi, tally); err != nil {
 		return err
 	}
+	a.notePending(q, 0, 0, true)
 	return a.rewriteStats(q, func(st *statsTrack) {
 		st.set("count", count)
 		st.set("bytes", bytes)

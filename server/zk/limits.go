@@ -10,8 +10,8 @@ import (
 
 // connThrottle is ZooKeeper's BlueThrottle, the global connection rate
 // limit (zookeeper.connection_throttle_*): a token bucket of maxTokens,
-// refilled with fillCount tokens every fillTime; a new connection takes a
-// token or is closed at once. With freezeTime set (≥ 0), BLUE's random
+// refilled with fillCount tokens every fillTime; each ConnectRequest takes
+// a token, or its connection is closed without an answer. With freezeTime set (≥ 0), BLUE's random
 // early drop is added: the drop probability rises by dropIncrease while
 // the bucket is empty and falls by dropDecrease while it is at most
 // decreaseRatio empty, at most once per freezeTime.
@@ -39,7 +39,7 @@ func newConnThrottle(l config.LimitsConfig) *connThrottle {
 	}
 }
 
-// allow takes a token for one new connection; false: refuse it.
+// allow takes a token for one ConnectRequest; false: refuse it.
 func (t *connThrottle) allow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

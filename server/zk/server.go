@@ -138,12 +138,6 @@ func (s *Server) acceptLoop() {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		if !s.throttle.allow() {
-			// ZooKeeper closes a throttled connection before reading it.
-			s.log.Warn().Str("remote", nc.RemoteAddr().String()).Msg("connection throttled (zookeeper.connection_throttle_*); closing")
-			nc.Close()
-			continue
-		}
 		c := newConn(s, nc)
 		if !s.registerConn(c) {
 			c.log.Warn().Int("max_client_cnxns", s.cfg.MaxClientCnxns).Msg("too many connections from this address; closing")

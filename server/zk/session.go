@@ -20,6 +20,12 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	c.srv.metrics.packetsReceived.Add(1)
+	if !c.srv.throttle.allow() {
+		// ZooKeeper takes a token per ConnectRequest and closes the
+		// connection without an answer when none is left.
+		c.log.Warn().Msg("connection throttled (zookeeper.connection_throttle_*); closing")
+		return false
+	}
 	if !c.srv.serving() && !c.srv.readOnly() {
 		// No leader: this node cannot create or resume sessions. Closing
 		// lets the client try another server at once.

@@ -160,7 +160,7 @@ func (z *Zkbridge) Addrs() []string {
 
 func (z *Zkbridge) start(i int) error {
 	nd := z.nodes[i]
-	data := filepath.Join(z.dir, fmt.Sprintf("node%d", nd.id))
+	data := z.dataDir(i)
 	if err := os.MkdirAll(data, 0o750); err != nil {
 		return err
 	}
@@ -235,6 +235,22 @@ func (z *Zkbridge) Kill(i int) error {
 }
 
 func (z *Zkbridge) Restart(i int) error { return z.start(i) }
+
+// WaitExit reports whether node i's process exits within d (it is then
+// marked stopped).
+func (z *Zkbridge) WaitExit(i int, d time.Duration) bool {
+	nd := z.nodes[i]
+	if nd.cmd == nil {
+		return true
+	}
+	select {
+	case <-nd.exited:
+		nd.cmd = nil
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
 
 func (z *Zkbridge) Pause(i int) error {
 	z.nodes[i].paused = true

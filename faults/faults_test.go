@@ -60,7 +60,7 @@ func TestFaultsShort(t *testing.T) {
 			}
 			rows = append(rows, got...)
 			t.Logf("zkbridge %s: %d leader changes, %d dropped incoming messages over the run", n.Name, elections, drops)
-			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate {
+			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk {
 				zc, err := StartZooKeeper(3)
 				if err != nil {
 					t.Fatal(err)

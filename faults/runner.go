@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -15,8 +16,9 @@ type Nemesis struct {
 	Name   string
 	Hold   time.Duration // how long the fault lasts
 	Inject func(c Cluster) (end func() error, err error)
-	// Needs says what the cluster must offer (isolate, restart).
-	NeedsIsolate, NeedsRestart bool
+	// Needs says what the cluster must offer (isolate, restart, access to
+	// a stopped node's files).
+	NeedsIsolate, NeedsRestart, NeedsDisk bool
 }
 
 func pick(c Cluster, leader bool) (int, error) {
@@ -64,12 +66,89 @@ func Nemeses(hold time.Duration) []Nemesis {
 		}
 		return c.Heal, nil
 	}
+	// tear kills a follower, damages its disk with damage and restarts it.
+	tear := func(damage func(z *Zkbridge, i int) (string, error)) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			z, ok := c.(*Zkbridge)
+			if !ok {
+				return nil, fmt.Errorf("%s has no disk faults", c.Name())
+			}
+			i, err := pick(c, false)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Kill(i); err != nil {
+				return nil, err
+			}
+			if _, err := damage(z, i); err != nil {
+				return nil, err
+			}
+			return func() error { return c.Restart(i) }, nil
+		}
+	}
+	// garble kills a follower and writes junk at its Raft log's tail. A
+	// record that fails its checksum may be an acknowledged entry, so the
+	// node must refuse to start (as etcd's WAL and ZooKeeper's txn log
+	// do) rather than cut it, or come up serving its peers' state (the
+	// replica check). Once it refused, the intact file is put back.
+	garble := func(c Cluster) (func() error, error) {
+		z, ok := c.(*Zkbridge)
+		if !ok {
+			return nil, fmt.Errorf("%s has no disk faults", c.Name())
+		}
+		i, err := pick(c, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Kill(i); err != nil {
+			return nil, err
+		}
+		path, before, err := z.GarbleRaftLog(i)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Restart(i); err != nil {
+			return nil, err
+		}
+		return func() error {
+			if !z.WaitExit(i, 10*time.Second) {
+				return nil // it runs: the replica check decides
+			}
+			if err := os.WriteFile(path, before, 0o640); err != nil {
+				return err
+			}
+			return c.Restart(i)
+		}, nil
+	}
+	// powerCycle kills every node at once and starts them again one by
+	// one in random order, apart by up to a second.
+	powerCycle := func(c Cluster) (func() error, error) {
+		n := len(c.Addrs())
+		for i := 0; i < n; i++ {
+			if err := c.Kill(i); err != nil {
+				return nil, err
+			}
+		}
+		return func() error {
+			for _, i := range rand.Perm(n) {
+				if err := c.Restart(i); err != nil {
+					return err
+				}
+				time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond)
+			}
+			return nil
+		}, nil
+	}
 	return []Nemesis{
 		{Name: "kill-leader", Hold: hold, Inject: kill(true), NeedsRestart: true},
 		{Name: "kill-follower", Hold: hold, Inject: kill(false), NeedsRestart: true},
 		{Name: "pause-leader", Hold: hold, Inject: pause(true)},
 		{Name: "pause-follower", Hold: hold, Inject: pause(false)},
 		{Name: "isolate-leader", Hold: hold, Inject: isolate, NeedsIsolate: true},
+		{Name: "torn-raft-log", Hold: hold, Inject: tear((*Zkbridge).TearRaftLog), NeedsDisk: true},
+		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
+		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true},
+		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
 	}
 }
 
@@ -173,6 +252,7 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 		row.Violations = w.Check(check.conn, &h, cfg.Artifacts)
 		rows = append(rows, row)
 	}
+	rows = append(rows, Row{System: c.Name(), Workload: "replicas", Nemesis: n.Name, Violations: checkReplicas(c.Addrs())})
 	check.close()
 	c.Close()
 	for i, w := range ws {

@@ -414,3 +414,32 @@ func TestCertificateRotation(t *testing.T) {
 		t.Errorf("the session opened before the rotation: whoAmI = %v", got)
 	}
 }
+
+// TestTLSOnlyClientPort: a zoo.cfg with secureClientPort and no
+// clientPort has one client port, TLS only.
+func TestTLSOnlyClientPort(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("none")
+		c.TLS.ClientPortTLS = true
+	})
+	if s.SecureClientAddr() != s.ClientAddr() {
+		t.Fatalf("secure address %q, client address %q: want one TLS port", s.SecureClientAddr(), s.ClientAddr())
+	}
+	c := dialTLS(t, s.ClientAddr(), f.clientConfig())
+	if got := whoAmI(t, c); strings.Join(got, "|") != "ip:127.0.0.1" {
+		t.Errorf("whoAmI with clientAuth=none = %v", got)
+	}
+	nc, err := net.DialTimeout("tcp", s.ClientAddr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Write([]byte("ruok")); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := io.Copy(io.Discard, nc); n != 0 {
+		t.Errorf("a plaintext four-letter word on the TLS-only port got %d bytes back", n)
+	}
+}

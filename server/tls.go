@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/tls"
+
 	"github.com/zkbridge/zkbridge/server/tlsconf"
 )
 
@@ -25,6 +27,7 @@ func (s *Server) secureDoors() error {
 	}
 	if adminTLS {
 		s.admin.UseTLS(src.ServerConfig("http/1.1"))
+		s.admin.PeerTLS(func(addr string) *tls.Config { return src.ClientConfig(addr, "http/1.1") }) // the web console asks the other nodes
 		s.log.Info().Str("admin_addr", s.admin.Addr()).Msg("admin server on HTTPS (admin.forceHttps)")
 	}
 	return nil

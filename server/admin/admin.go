@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -67,7 +68,14 @@ type Server struct {
 
 	consoleOpts *ConsoleOptions  // nil: no console
 	console     *console.Console // started by Serve
+	// peerTLS, when set, is how the console dials other nodes' admin
+	// ports (HTTPS, admin.forceHttps).
+	peerTLS func(addr string) *tls.Config
 }
+
+// PeerTLS makes the console reach other nodes' admin ports over HTTPS with
+// the configuration f gives for an address (call before Serve).
+func (a *Server) PeerTLS(f func(addr string) *tls.Config) { a.peerTLS = f }
 
 // EnableConsole serves the web console under /ui/ (call before Serve).
 func (a *Server) EnableConsole(o ConsoleOptions) { a.consoleOpts = &o }
@@ -152,8 +160,12 @@ func (a *Server) handler() http.Handler {
 	a.raftHandlers(mux)
 	if a.consoleOpts != nil {
 		o := a.consoleOpts
-		c, err := console.New(console.Options{Node: a.node, Doors: a.cmds, Bridge: o.Bridge, Users: o.Users, Writes: o.Writes,
-			SuperDigest: o.SuperDigest, Version: o.Version, Log: a.log.With().Str("component", "console").Logger()})
+		opts := console.Options{Node: a.node, Doors: a.cmds, Bridge: o.Bridge, Users: o.Users, Writes: o.Writes,
+			SuperDigest: o.SuperDigest, Version: o.Version, Log: a.log.With().Str("component", "console").Logger()}
+		if a.peerTLS != nil {
+			opts.Peer = console.HTTPSPeer(a.peerTLS)
+		}
+		c, err := console.New(opts)
 		if err != nil {
 			a.log.Error().Err(err).Msg("web console disabled")
 		} else {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -246,13 +247,27 @@ func sameOrigin(r *http.Request) bool {
 
 // fetchJSON is the default Peer: GET http://addr/path, bounded.
 func fetchJSON(ctx context.Context, addr, path string, out any) error {
+	return getJSON(ctx, http.DefaultClient, "http://"+addr+path, addr, path, out)
+}
+
+// HTTPSPeer is a Peer for admin ports on HTTPS (admin.forceHttps): each
+// node is dialed with the TLS configuration tlsFor gives for its address.
+func HTTPSPeer(tlsFor func(addr string) *tls.Config) func(ctx context.Context, addr, path string, out any) error {
+	return func(ctx context.Context, addr, path string, out any) error {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(addr)}}
+		defer client.CloseIdleConnections()
+		return getJSON(ctx, client, "https://"+addr+path, addr, path, out)
+	}
+}
+
+func getJSON(ctx context.Context, client *http.Client, url, addr, path string, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("ask %s: %w", addr, err)
 	}

@@ -29,6 +29,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 			cutoverCommand(),
 			compatCommand(),
 			migrateCommand(),
+			shellCommand(), topCommand(),
 			versionCommand(),
 		},
 	}

@@ -1,0 +1,111 @@
+package shell
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+type dialFunc func(addr string, timeout time.Duration) (net.Conn, error)
+
+// readProperties reads a Java properties file (key=value or key: value,
+// # and ! comments).
+func readProperties(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	props := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			props[line] = ""
+			continue
+		}
+		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return props, sc.Err()
+}
+
+// loadClientConfig reads zkCli's -client-configuration file and returns
+// the dialer it asks for: TLS when zookeeper.client.secure=true, with
+// PEM trust and key stores (zookeeper.ssl.trustStore.location,
+// zookeeper.ssl.keyStore.location; JKS and PKCS12 stores must be converted
+// to PEM first). nil means plain TCP.
+func loadClientConfig(path string) (dialFunc, error) {
+	props, err := readProperties(path)
+	if err != nil {
+		return nil, fmt.Errorf("-client-configuration: %w", err)
+	}
+	if props["zookeeper.client.secure"] != "true" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	for _, k := range []string{"zookeeper.ssl.keyStore.type", "zookeeper.ssl.trustStore.type"} {
+		if t := props[k]; t != "" && !strings.EqualFold(t, "PEM") {
+			return nil, fmt.Errorf("-client-configuration: %s=%s: zkbridge shell reads PEM stores only; convert with keytool/openssl and set %s=PEM", k, t, k)
+		}
+	}
+	if ts := props["zookeeper.ssl.trustStore.location"]; ts != "" {
+		pem, err := os.ReadFile(ts)
+		if err != nil {
+			return nil, fmt.Errorf("-client-configuration: trust store: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-client-configuration: trust store %s holds no PEM certificate", ts)
+		}
+		cfg.RootCAs = pool
+	}
+	if ks := props["zookeeper.ssl.keyStore.location"]; ks != "" {
+		// A PEM key store holds the certificate chain and the key in one file.
+		cert, err := tls.LoadX509KeyPair(ks, ks)
+		if err != nil {
+			return nil, fmt.Errorf("-client-configuration: key store: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if props["zookeeper.ssl.hostnameVerification"] == "false" {
+		// Java skips the host name check but still verifies the chain.
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			certs := make([]*x509.Certificate, len(raw))
+			for i, r := range raw {
+				c, err := x509.ParseCertificate(r)
+				if err != nil {
+					return err
+				}
+				certs[i] = c
+			}
+			if len(certs) == 0 {
+				return fmt.Errorf("server sent no certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range certs[1:] {
+				inter.AddCert(c)
+			}
+			_, err := certs[0].Verify(x509.VerifyOptions{Roots: cfg.RootCAs, Intermediates: inter})
+			return err
+		}
+	}
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		d := &net.Dialer{Timeout: timeout}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr)
+			c.ServerName = host
+		}
+		return tls.DialWithDialer(d, "tcp", addr, c)
+	}, nil
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -441,5 +442,56 @@ func TestTLSOnlyClientPort(t *testing.T) {
 	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if n, _ := io.Copy(io.Discard, nc); n != 0 {
 		t.Errorf("a plaintext four-letter word on the TLS-only port got %d bytes back", n)
+	}
+}
+
+// TestFailedHandshakesLeaveNothing: hundreds of refused TLS clients (no
+// certificate under need, garbage, plaintext, a hang-up mid-handshake)
+// leave no connection, goroutine or file descriptor behind.
+func TestFailedHandshakesLeaveNothing(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("need")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+	})
+	addr := s.zk.SecureAddr()
+	settle := func() (int, int) {
+		time.Sleep(200 * time.Millisecond)
+		return runtime.NumGoroutine(), openFDs(t)
+	}
+	// One good session first, so lazily started goroutines count in the
+	// baseline.
+	dialTLS(t, addr, f.clientConfig(f.clientCert(oneAVA(tlstest.OIDCommonName, utf8, "warm"))))
+	g0, fd0 := settle()
+	noCert := f.clientConfig()
+	for i := 0; i < 300; i++ {
+		switch i % 3 {
+		case 0: // no client certificate: refused
+			_ = tlsSessionFails(addr, noCert)
+		case 1: // not TLS at all
+			if nc, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+				_, _ = nc.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+				_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				_, _ = io.Copy(io.Discard, nc)
+				nc.Close()
+			}
+		case 2: // a ClientHello, then the client hangs up
+			if nc, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+				tc := tls.Client(nc, noCert)
+				_ = tc.SetDeadline(time.Now().Add(time.Millisecond))
+				_ = tc.Handshake()
+				nc.Close()
+			}
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		g, fd := settle()
+		if s.zk.Connections() <= 1 && g <= g0+5 && fd <= fd0+5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 300 failed handshakes: %d connections, goroutines %d (before %d), fds %d (before %d)", s.zk.Connections(), g, g0, fd, fd0)
+		}
 	}
 }

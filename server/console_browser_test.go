@@ -92,6 +92,9 @@ func TestConsoleInBrowser(t *testing.T) {
 			time.Sleep(150 * time.Millisecond)
 		}
 	}()
+	if _, err := bridge.SetCutoverPolicy(ctx, &zkbridgev1.SetCutoverPolicyRequest{Subtree: "/fleet", Mode: zkbridgev1.CutoverMode_CUTOVER_MODE_NATIVE}); err != nil {
+		t.Fatalf("cutover policy: %v", err)
+	}
 	if _, err := bridge.AllocateID(ctx, &zkbridgev1.AllocateIDRequest{CounterPath: "/ids/orders", Count: 100}); err != nil {
 		t.Fatalf("allocate id: %v", err)
 	}
@@ -252,6 +255,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	step("open the Bridge page", chromedp.Navigate(ui(0, "/ui/bridge")),
 		poll(fmt.Sprintf(`document.getElementById('leases').textContent.includes('%s') && document.getElementById('leases').textContent.includes('/fleet/ids/server-1')`, lease)),
 		poll(`document.getElementById('subscribers').textContent.includes('/app')`),
+		poll(`document.getElementById('policies').textContent.includes('/fleet') && document.getElementById('policies').textContent.includes('native')`),
 		poll(`document.getElementById('counters').textContent.includes('/ids/orders') && document.getElementById('counters').textContent.includes('100')`))
 	shoot("console-bridge.png")
 	if body := eval(`document.body.textContent`); strings.Contains(body, "node 2:") || strings.Contains(body, "node 3:") {

@@ -183,3 +183,38 @@ func TestRequestThrottleQueuesUnderOverload(t *testing.T) {
 	}
 	t.Logf("%d requests from %d pipelining clients, peak in process %d (limit %d)", clients*n, clients, peak.Load(), limit)
 }
+
+// Requests sent in the same write as the ConnectRequest (already in the
+// small pre-handshake buffer) are served, in order.
+func TestRequestsPipelinedWithTheConnectRequest(t *testing.T) {
+	s := startTestServer(t, nil)
+	nc := rawConn(t, s)
+	var e zkproto.Encoder
+	off := e.StartFrame()
+	(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}).Encode(&e)
+	e.FinishFrame(off)
+	for xid := int32(1); xid <= 20; xid++ {
+		off := e.StartFrame()
+		(&zkproto.RequestHeader{Xid: xid, Type: zkproto.OpExists}).Encode(&e)
+		(&zkproto.ExistsRequest{Path: "/zookeeper"}).Encode(&e)
+		e.FinishFrame(off)
+	}
+	if _, err := nc.Write(e.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	fr := zkproto.NewFrameReader(nc, 1<<20)
+	if _, err := fr.Next(); err != nil {
+		t.Fatalf("ConnectResponse: %v", err)
+	}
+	for xid := int32(1); xid <= 20; xid++ {
+		f, err := fr.Next()
+		if err != nil {
+			t.Fatalf("reply %d: %v", xid, err)
+		}
+		var h zkproto.ReplyHeader
+		if err := h.Decode(zkproto.NewDecoder(f)); err != nil || h.Xid != xid || h.Err != zkproto.ErrOK {
+			t.Fatalf("reply %d: %+v %v", xid, h, err)
+		}
+	}
+}

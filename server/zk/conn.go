@@ -2,6 +2,7 @@ package zk
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -17,6 +18,10 @@ import (
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
+
+// sessionlessBuffer is the read buffer of a connection until its
+// handshake: room for a ConnectRequest.
+const sessionlessBuffer = 512
 
 // MaxPendingPerConn bounds one connection's requests in flight: past it the
 // reader stops reading (TCP backpressure), it never drops a request.
@@ -196,10 +201,10 @@ func (c *conn) serve() {
 		return
 	}
 	go c.writeLoop()
-	// Buffered: a pipelining client's frames arrive together, and reading
-	// each header and body straight from the socket costs two syscalls per
-	// request.
-	c.in = bufio.NewReaderSize(c.nc, 32<<10)
+	// Until the handshake a small buffer: a ConnectRequest is ~50 bytes,
+	// and thousands of connections that never send one (half-open,
+	// slowloris) must not cost 32 KiB each.
+	c.in = bufio.NewReaderSize(c.nc, sessionlessBuffer)
 	fr := zkproto.NewFrameReader(c.in, c.srv.cfg.MaxBuffer)
 	// A connection without a session is closed after
 	// nio.sessionlessCnxnTimeout, as ZooKeeper's: a client that connects
@@ -218,6 +223,16 @@ func (c *conn) serve() {
 		return
 	}
 	_ = c.nc.SetReadDeadline(time.Time{}) // from now on the session's timeout bounds it
+	// Buffered: a pipelining client's frames arrive together, and reading
+	// each header and body straight from the socket costs two syscalls per
+	// request. Whatever the small buffer already holds is read first.
+	var src io.Reader = c.nc
+	if n := c.in.Buffered(); n > 0 {
+		early, _ := c.in.Peek(n)
+		src = io.MultiReader(bytes.NewReader(append([]byte(nil), early...)), c.nc)
+	}
+	c.in = bufio.NewReaderSize(src, 32<<10)
+	fr = zkproto.NewFrameReader(c.in, c.srv.cfg.MaxBuffer)
 	for {
 		frame, err := fr.Next()
 		if err != nil {

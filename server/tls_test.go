@@ -495,3 +495,30 @@ func TestFailedHandshakesLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxClientCnxnsPerListener: maxClientCnxns counts per port, as
+// ZooKeeper's connection factories do: with the plaintext port full, the
+// secure port still takes a session.
+func TestMaxClientCnxnsPerListener(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("none")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+		c.MaxClientCnxns = 2
+	})
+	dial(t, s)
+	dial(t, s)
+	c := dialTLS(t, s.zk.SecureAddr(), f.clientConfig())
+	if got := whoAmI(t, c); len(got) != 1 {
+		t.Errorf("TLS session beside a full plaintext port: whoAmI %v", got)
+	}
+	nc, err := net.DialTimeout("tcp", s.ClientAddr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := io.Copy(io.Discard, nc); n != 0 {
+		t.Errorf("a third plaintext connection got %d bytes; want it closed", n)
+	}
+}

@@ -57,8 +57,8 @@ type conn struct {
 	// in buffers the socket's input (serve); the 4lw stmk reads its
 	// argument from it too.
 	in *bufio.Reader
-	// tls: the connection completed a TLS handshake (startTLS).
-	tls bool
+	// secure: the connection came in on a TLS-only listener (cnxnKey).
+	secure bool
 	// readOnly marks a connection admitted by a read-only node.
 	readOnly atomic.Bool
 	// fencedLogged: a write of this connection was refused by a cutover

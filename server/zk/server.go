@@ -152,10 +152,11 @@ func (s *Server) acceptLoop() {
 func (s *Server) registerConn(c *conn) bool {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
-	if s.cfg.MaxClientCnxns > 0 && s.perIP[c.ip] >= s.cfg.MaxClientCnxns {
+	key := c.cnxnKey()
+	if s.cfg.MaxClientCnxns > 0 && s.perIP[key] >= s.cfg.MaxClientCnxns {
 		return false
 	}
-	s.perIP[c.ip]++
+	s.perIP[key]++
 	s.conns[c] = struct{}{}
 	return true
 }
@@ -167,8 +168,9 @@ func (s *Server) unregisterConn(c *conn) {
 		return
 	}
 	delete(s.conns, c)
-	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
-		delete(s.perIP, c.ip)
+	key := c.cnxnKey()
+	if s.perIP[key]--; s.perIP[key] <= 0 {
+		delete(s.perIP, key)
 	}
 	if id := c.sessionID(); id != 0 {
 		if set := s.bySession[id]; set != nil {

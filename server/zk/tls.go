@@ -61,6 +61,20 @@ type acceptedConn struct {
 	mode listenerMode
 }
 
+// cnxnKey is what maxClientCnxns counts a connection under: its address,
+// per listener as ZooKeeper counts (each of its ports is a connection
+// factory of its own), so plaintext connections up to the limit leave a
+// TLS-only port open. Fixed at accept: startTLS replaces c.nc later.
+func (c *conn) cnxnKey() string {
+	if ac, ok := c.nc.(*acceptedConn); ok && ac.mode == modeTLS {
+		c.secure = true
+	}
+	if c.secure {
+		return "tls " + c.ip
+	}
+	return c.ip
+}
+
 // listenClients opens the client listeners cfg asks for.
 func (s *Server) listenClients() (net.Listener, error) {
 	t := s.cfg.TLS
@@ -207,7 +221,6 @@ func (c *conn) startTLS() bool {
 	}
 	_ = raw.SetDeadline(time.Time{})
 	c.nc = tc
-	c.tls = true
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 		dn := tlsconf.JavaDN(certs[0])
 		ids := []zkproto.Id{{Scheme: "x509", ID: dn}}

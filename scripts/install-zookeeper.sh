@@ -4,11 +4,12 @@
 # (the documentation's four-letter-word examples), chromium (the web
 # console's browser tests, driven headless by chromedp) and libnetty-java
 # (the netty jars a TLS-enabled ZooKeeper needs beyond its manifest).
-# python3-pure-sasl is kazoo's SASL (the SASL compat tests).
+# python3-pure-sasl is kazoo's SASL (the SASL compat tests); tmux runs zkbridge top
+# and shell in a terminal for their tests.
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium libnetty-java python3-pure-sasl)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium libnetty-java python3-pure-sasl tmux)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -226,7 +226,7 @@ Examples:
 				return err
 			}
 			secs := time.Since(start).Seconds()
-			out := map[string]any{"nodes": stats.Nodes, "sessions": stats.Sessions, "batches": stats.Batches,
+			out := map[string]any{"nodes": stats.Nodes, "sessions": stats.Sessions, "batches": stats.Batches, "retries": stats.Retries,
 				"last_zxid": fmt.Sprintf("%#x", stats.LastZxid), "seconds": secs, "znodes_per_second": float64(stats.Nodes) / secs}
 			return summary(c, out, fmt.Sprintf("imported %d znodes and %d sessions in %d batches in %.2fs (%.0f znodes/s); target's last zxid %#x",
 				stats.Nodes, stats.Sessions, stats.Batches, secs, float64(stats.Nodes)/secs, stats.LastZxid))

@@ -14,6 +14,10 @@ type ConvertResult struct {
 	Nodes    int64    `json:"nodes"`
 	Sessions int64    `json:"sessions"`
 	Tails    []string `json:"tails,omitempty"` // torn log tails that ended the replay
+	// DigestVerified: the replayed tree's digest equals the one ZooKeeper
+	// logged with the last txn (false when that txn carried none: digests
+	// off, or no txn after the snapshot).
+	DigestVerified bool `json:"digest_verified"`
 }
 
 // Convert reads a stopped ZooKeeper's data directory (the newest snapshot,
@@ -40,6 +44,12 @@ func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) 
 		res.Tails = append(res.Tails, t.String())
 	}
 	res.Zxid = tree.Zxid
+	if d := tree.LastDigest; d != nil {
+		if got := tree.Digest(); got != d.TreeDigest {
+			return nil, fmt.Errorf("the replayed tree's digest %#x is not the %#x ZooKeeper logged with its last txn (zxid %#x): the snapshot and logs do not belong together (mixed servers or ensembles?)", got, d.TreeDigest, tree.Zxid)
+		}
+		res.DigestVerified = true
+	}
 	if tree.Nodes[path] == nil {
 		return nil, fmt.Errorf("%s is not in the data directory's tree", path)
 	}

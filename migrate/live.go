@@ -71,7 +71,7 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 		return o.Target.Begin(ctx, h.Path, false, h.LastZxid)
 	}, sessionTap{im, ka})
 	if err != nil {
-		im.stream.CloseSend()
+		im.Abort()
 		return nil, err
 	}
 	if res.Initial, err = im.Close(); err != nil {
@@ -186,7 +186,7 @@ func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive) (
 		return next, nil
 	})
 	if err != nil {
-		up.stream.CloseSend()
+		up.Abort()
 		return rep, 0, err
 	}
 	ka.retain(alive) // a session gone from the source expires on the target too

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 )
@@ -71,15 +75,23 @@ type ImportStats struct {
 	Sessions int64 `json:"sessions"`
 	Batches  int64 `json:"batches"`
 	LastZxid int64 `json:"last_zxid"`
+	// Retries counts the streams reopened after a lost one (a leader
+	// change, a node that stalled): their unanswered batches were sent
+	// again with merge.
+	Retries int `json:"retries"`
 }
 
 // Importer streams sessions and nodes to the target in batches. It is a
 // Sink: feed it an export (sessions before the ephemerals they own,
 // parents before children), then Close. The root's stat is sent last
-// (its child count is only right once its children are in).
+// (its child count is only right once its children are in). The server
+// answers every applied batch; when the stream is lost (Unavailable: the
+// outcome of the batches in flight is unknown), the Importer opens a new
+// one and sends the unanswered batches again with merge set, which skips
+// what was applied: batches are atomic.
 type Importer struct {
+	t          *Target
 	ctx        context.Context
-	stream     zkbridgev1.Bridge_ImportClient
 	merge      bool
 	update     bool
 	batchNodes int
@@ -90,6 +102,15 @@ type Importer struct {
 	stats      ImportStats
 	progress   func(int64)
 	err        error
+
+	// The current stream and its unanswered batches, oldest first.
+	mu       sync.Mutex
+	cond     *sync.Cond
+	stream   zkbridgev1.Bridge_ImportClient
+	unacked  []*zkbridgev1.ImportBatch
+	applied  int64 // nodes of answered batches
+	recvErr  error // the current stream's end (io.EOF: closed cleanly)
+	recvDone bool
 }
 
 // ImporterOptions shape an Importer.
@@ -101,17 +122,156 @@ type ImporterOptions struct {
 	Progress      func(nodes int64)
 }
 
+// maxUnacked bounds the batches sent and not answered (memory, and what a
+// lost stream makes the Importer send again).
+const maxUnacked = 16
+
+// maxRetries bounds the streams reopened in a row without progress.
+const maxRetries = 8
+
 // NewImporter opens an Import stream.
 func (t *Target) NewImporter(ctx context.Context, o ImporterOptions) (*Importer, error) {
-	st, err := t.api.Import(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("import on %s: %w", t.Addr, err)
-	}
 	if o.BatchNodes <= 0 {
 		o.BatchNodes = defaultBatchNodes
 	}
-	return &Importer{ctx: ctx, stream: st, merge: o.Merge, update: o.Update, batchNodes: o.BatchNodes, progress: o.Progress,
-		batch: &zkbridgev1.ImportBatch{Merge: o.Merge, Update: o.Update}}, nil
+	im := &Importer{t: t, ctx: ctx, merge: o.Merge, update: o.Update, batchNodes: o.BatchNodes, progress: o.Progress,
+		batch: &zkbridgev1.ImportBatch{Merge: o.Merge, Update: o.Update}}
+	im.cond = sync.NewCond(&im.mu)
+	if err := im.open(); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// open starts a stream and its receiver.
+func (im *Importer) open() error {
+	st, err := im.t.api.Import(im.ctx)
+	if err != nil {
+		return fmt.Errorf("import on %s: %w", im.t.Addr, err)
+	}
+	im.mu.Lock()
+	im.stream, im.recvErr, im.recvDone = st, nil, false
+	im.mu.Unlock()
+	go func() {
+		for {
+			r, err := st.Recv()
+			im.mu.Lock()
+			if im.stream != st { // replaced
+				im.mu.Unlock()
+				return
+			}
+			if err != nil {
+				im.recvErr, im.recvDone = err, true
+				im.cond.Broadcast()
+				im.mu.Unlock()
+				return
+			}
+			if len(im.unacked) > 0 {
+				b := im.unacked[0]
+				im.unacked = im.unacked[1:]
+				im.applied += int64(len(b.Nodes) + len(b.Deletes))
+			}
+			im.stats.LastZxid = max(im.stats.LastZxid, r.LastZxid)
+			applied := im.applied
+			im.cond.Broadcast()
+			im.mu.Unlock()
+			if im.progress != nil {
+				im.progress(applied)
+			}
+		}
+	}()
+	return nil
+}
+
+// retryable: the stream was lost with batches whose outcome is unknown.
+func retryable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Aborted:
+		return true
+	}
+	return false
+}
+
+// recover waits for the lost stream's status and, when it is worth it,
+// opens a new stream and sends the unanswered batches again with merge.
+func (im *Importer) recover() error {
+	for attempt := 0; ; attempt++ {
+		im.mu.Lock()
+		for !im.recvDone {
+			im.cond.Wait()
+		}
+		err := im.recvErr
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the server ended the import stream early")
+		}
+		pending := append([]*zkbridgev1.ImportBatch(nil), im.unacked...)
+		im.mu.Unlock()
+		if !retryable(err) || attempt >= maxRetries || im.ctx.Err() != nil {
+			return err
+		}
+		im.stats.Retries++
+		select {
+		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		case <-im.ctx.Done():
+			return im.ctx.Err()
+		}
+		if err := im.open(); err != nil {
+			continue
+		}
+		im.mu.Lock()
+		im.unacked = nil
+		im.mu.Unlock()
+		ok := true
+		for _, b := range pending {
+			if !b.Update {
+				b.Merge = true // skips what the lost stream applied
+			}
+			if err := im.sendOne(b); err != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return nil
+		}
+	}
+}
+
+// sendOne sends b on the current stream, waiting while maxUnacked are
+// unanswered.
+func (im *Importer) sendOne(b *zkbridgev1.ImportBatch) error {
+	im.mu.Lock()
+	for len(im.unacked) >= maxUnacked && !im.recvDone {
+		im.cond.Wait()
+	}
+	if im.recvDone {
+		im.mu.Unlock()
+		return errors.New("stream ended")
+	}
+	im.unacked = append(im.unacked, b)
+	st := im.stream
+	im.mu.Unlock()
+	return st.Send(b)
+}
+
+// send sends b, recovering from a lost stream.
+func (im *Importer) send(b *zkbridgev1.ImportBatch) error {
+	for {
+		if err := im.sendOne(b); err == nil {
+			return nil
+		}
+		// b is among the unanswered batches (or was not queued: then the
+		// wait ended on a lost stream and b is sent after recovery).
+		im.mu.Lock()
+		queued := slices.Contains(im.unacked, b)
+		im.mu.Unlock()
+		if err := im.recover(); err != nil {
+			return err
+		}
+		if queued {
+			return nil
+		}
+	}
 }
 
 // Session queues a session for the next batch.
@@ -165,24 +325,16 @@ func (im *Importer) flush() error {
 	if len(b.Nodes) == 0 && len(b.Sessions) == 0 && len(b.Deletes) == 0 {
 		return nil
 	}
-	if err := im.stream.Send(b); err != nil {
-		// The server ended the stream: its status says why.
-		_, rerr := im.stream.CloseAndRecv()
-		if rerr == nil || errors.Is(rerr, io.EOF) {
-			rerr = err
-		}
-		im.err = rerr
-		return im.err
+	if err := im.send(b); err != nil {
+		im.err = err
+		return err
 	}
 	im.stats.Batches++
-	if im.progress != nil {
-		im.progress(im.stats.Nodes)
-	}
 	return nil
 }
 
 // Close sends what is queued, then the root's stat, and waits until every
-// batch is applied.
+// batch is answered.
 func (im *Importer) Close() (ImportStats, error) {
 	if err := im.flush(); err != nil {
 		return im.stats, err
@@ -194,12 +346,32 @@ func (im *Importer) Close() (ImportStats, error) {
 			return im.stats, err
 		}
 	}
-	r, err := im.stream.CloseAndRecv()
-	if err != nil {
-		return im.stats, err
+	for {
+		im.mu.Lock()
+		st := im.stream
+		im.mu.Unlock()
+		_ = st.CloseSend()
+		im.mu.Lock()
+		for !im.recvDone {
+			im.cond.Wait()
+		}
+		err, left := im.recvErr, len(im.unacked)
+		im.mu.Unlock()
+		if errors.Is(err, io.EOF) && left == 0 {
+			return im.stats, nil
+		}
+		if err := im.recover(); err != nil {
+			return im.stats, err
+		}
 	}
-	im.stats.LastZxid = r.LastZxid
-	return im.stats, nil
+}
+
+// Abort ends the stream without waiting (after a failure elsewhere).
+func (im *Importer) Abort() {
+	im.mu.Lock()
+	st := im.stream
+	im.mu.Unlock()
+	_ = st.CloseSend()
 }
 
 func protoNode(n *Node) *zkbridgev1.ImportedNode {
@@ -234,7 +406,7 @@ func ImportFile(ctx context.Context, t *Target, name string, merge bool, progres
 			break
 		}
 		if err != nil {
-			im.stream.CloseSend()
+			im.Abort()
 			return im.stats, fmt.Errorf("%w (the batches before it are imported: rerun with --merge once the file is fixed)", err)
 		}
 		if rec.Session != nil {

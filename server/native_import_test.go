@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -39,9 +40,21 @@ func TestNativeImport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp, err := st.CloseAndRecv()
-	if err != nil || resp.Nodes != 2 || resp.Sessions != 1 || resp.Batches != 2 {
-		t.Fatalf("import: %+v %v", resp, err)
+	if err := st.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	// One answer per batch, with running totals, then the end.
+	var resp *zkbridgev1.ImportResponse
+	for i := 1; i <= 2; i++ {
+		if resp, err = st.Recv(); err != nil || resp.Batches != int64(i) {
+			t.Fatalf("answer %d: %+v %v", i, resp, err)
+		}
+	}
+	if resp.Nodes != 2 || resp.Sessions != 1 {
+		t.Fatalf("import: %+v", resp)
+	}
+	if _, err := st.Recv(); err != io.EOF {
+		t.Fatalf("after the last answer: %v", err)
 	}
 	data, stat, err := zc.Get("/a/e")
 	if err != nil || string(data) != "x" || stat.EphemeralOwner != sid || stat.Czxid != 0x200000003 {
@@ -64,7 +77,8 @@ func TestNativeImport(t *testing.T) {
 	if err := st.Send(&zkbridgev1.ImportBatch{Nodes: []*zkbridgev1.ImportedNode{{Path: "/a"}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.CloseAndRecv()
+	_ = st.CloseSend()
+	_, err = st.Recv()
 	wantCode(t, "import of an existing node", err, codes.AlreadyExists)
 	fin, err := nc.ImportFinish(ctx, &zkbridgev1.ImportFinishRequest{MinZxidBase: base})
 	if err != nil || fin.LastZxid < base {

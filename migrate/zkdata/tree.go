@@ -27,6 +27,9 @@ type Tree struct {
 	Sessions map[int64]int32 // session id → timeout (ms)
 	Zxid     int64           // last zxid applied
 	DBID     int64           // the snapshot's (ZooKeeper writes -1 in snapshots, 0 in logs, and never compares them)
+	// LastDigest is the tree digest the last replayed txn carried (nil
+	// when it carried none); Digest() must equal it after the replay.
+	LastDigest *TxnDigest
 }
 
 // LoadTree reads the newest snapshot of d and replays all later
@@ -156,6 +159,7 @@ func (t *Tree) Apply(x Txn) {
 	if x.Header.Zxid > t.Zxid {
 		t.Zxid = x.Header.Zxid
 	}
+	t.LastDigest = x.Digest
 }
 
 func (t *Tree) apply(h TxnHeader, typ int32, rec Record) {

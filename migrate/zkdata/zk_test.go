@@ -433,6 +433,7 @@ func TestRealZooKeeperDataDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareTree(t, filepath.Base(snap.Path), tree, live)
+		checkDigest(t, filepath.Base(snap.Path), tree)
 	}
 	tree, _, err := LoadTreeFrom(d, nil)
 	if err != nil {
@@ -440,6 +441,18 @@ func TestRealZooKeeperDataDir(t *testing.T) {
 	}
 	compareTree(t, "logs only", tree, live)
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
+}
+
+// checkDigest: the replayed tree's digest is the one ZooKeeper logged with
+// the last txn.
+func checkDigest(t *testing.T, from string, tree *Tree) {
+	t.Helper()
+	if tree.LastDigest == nil {
+		t.Fatalf("%s: the last txn carries no digest", from)
+	}
+	if got := tree.Digest(); got != tree.LastDigest.TreeDigest {
+		t.Fatalf("%s: tree digest %#x, ZooKeeper logged %#x with txn %#x", from, got, tree.LastDigest.TreeDigest, tree.Zxid)
+	}
 }
 
 func compareTree(t *testing.T, from string, tree *Tree, live map[string]liveNode) {

@@ -123,11 +123,12 @@ type importResult struct {
 	err             error
 }
 
-// Import applies the streamed batches in order, importWindow at a time.
+// Import applies the streamed batches in order, importWindow at a time,
+// and answers each applied batch with the running totals.
 func (s *Server) Import(stream zkbridgev1.Bridge_ImportServer) error {
 	out := &zkbridgev1.ImportResponse{}
 	inflight := make(chan chan importResult, importWindow)
-	// collect waits for the oldest batch in flight.
+	// collect waits for the oldest batch in flight and acknowledges it.
 	collect := func() error {
 		r := <-<-inflight
 		if r.err != nil {
@@ -137,7 +138,7 @@ func (s *Server) Import(stream zkbridgev1.Bridge_ImportServer) error {
 		out.Nodes += r.nodes
 		out.Sessions += r.sessions
 		out.LastZxid = max(out.LastZxid, r.zxid)
-		return nil
+		return stream.Send(&zkbridgev1.ImportResponse{Batches: out.Batches, Nodes: out.Nodes, Sessions: out.Sessions, LastZxid: out.LastZxid})
 	}
 	drain := func(first error) error {
 		for len(inflight) > 0 {
@@ -171,10 +172,7 @@ func (s *Server) Import(stream zkbridgev1.Bridge_ImportServer) error {
 		inflight <- done
 		s.proposeBatch(ops, nodes, int64(len(b.Sessions)), done)
 	}
-	if err := drain(nil); err != nil {
-		return err
-	}
-	return stream.SendAndClose(out)
+	return drain(nil)
 }
 
 // proposeBatch proposes a batch's commands in order (the proposals are

@@ -3144,7 +3144,7 @@ func (x *ImportBatch) GetDeletes() []string {
 
 type ImportResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Batches       int64                  `protobuf:"varint,1,opt,name=batches,proto3" json:"batches,omitempty"`
+	Batches       int64                  `protobuf:"varint,1,opt,name=batches,proto3" json:"batches,omitempty"` // batches applied on this stream so far
 	Nodes         int64                  `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	Sessions      int64                  `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"` // sessions sent (an existing id is kept as it is)
 	LastZxid      int64                  `protobuf:"varint,4,opt,name=last_zxid,json=lastZxid,proto3" json:"last_zxid,omitempty"`
@@ -3553,7 +3553,7 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\vCutoverMode\x12\x13\n" +
 	"\x0fCUTOVER_MODE_ZK\x10\x00\x12\x17\n" +
 	"\x13CUTOVER_MODE_NATIVE\x10\x01\x12\x1a\n" +
-	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xdc\r\n" +
+	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xde\r\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
@@ -3576,8 +3576,8 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\vAddObserver\x12\x1d.zkbridge.v1.AddMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12P\n" +
 	"\vRemoveVoter\x12 .zkbridge.v1.RemoveMemberRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12U\n" +
 	"\x0eTransferLeader\x12\".zkbridge.v1.TransferLeaderRequest\x1a\x1f.zkbridge.v1.MembershipResponse\x12P\n" +
-	"\vImportBegin\x12\x1f.zkbridge.v1.ImportBeginRequest\x1a .zkbridge.v1.ImportBeginResponse\x12A\n" +
-	"\x06Import\x12\x18.zkbridge.v1.ImportBatch\x1a\x1b.zkbridge.v1.ImportResponse(\x01\x12S\n" +
+	"\vImportBegin\x12\x1f.zkbridge.v1.ImportBeginRequest\x1a .zkbridge.v1.ImportBeginResponse\x12C\n" +
+	"\x06Import\x12\x18.zkbridge.v1.ImportBatch\x1a\x1b.zkbridge.v1.ImportResponse(\x010\x01\x12S\n" +
 	"\fImportFinish\x12 .zkbridge.v1.ImportFinishRequest\x1a!.zkbridge.v1.ImportFinishResponseB9Z7github.com/zkbridge/zkbridge/api/zkbridge/v1;zkbridgev1b\x06proto3"
 
 var (

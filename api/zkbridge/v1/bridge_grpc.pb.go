@@ -130,9 +130,12 @@ type BridgeClient interface {
 	// Import loads batches of sessions and znodes exactly as the source had
 	// them (every stat field, ACLs, container/TTL markers, ephemerals of
 	// imported sessions, the child-create counter). Each batch is one
-	// replicated command: all of it or none; a failing batch ends the stream
-	// with an error naming the node, after the batches before it.
-	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportBatch, ImportResponse], error)
+	// replicated command: all of it or none. One response per applied batch,
+	// in order, with the running totals; a failing batch ends the stream with
+	// an error naming the node, after the batches before it. A client that
+	// loses the stream resends the unanswered batches with merge (or update)
+	// set: both are idempotent.
+	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ImportBatch, ImportResponse], error)
 	// ImportFinish raises zxidBase again if the source moved on (a live
 	// migration) and reports the target's last zxid.
 	ImportFinish(ctx context.Context, in *ImportFinishRequest, opts ...grpc.CallOption) (*ImportFinishResponse, error)
@@ -367,7 +370,7 @@ func (c *bridgeClient) ImportBegin(ctx context.Context, in *ImportBeginRequest, 
 	return out, nil
 }
 
-func (c *bridgeClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportBatch, ImportResponse], error) {
+func (c *bridgeClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ImportBatch, ImportResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Bridge_ServiceDesc.Streams[3], Bridge_Import_FullMethodName, cOpts...)
 	if err != nil {
@@ -378,7 +381,7 @@ func (c *bridgeClient) Import(ctx context.Context, opts ...grpc.CallOption) (grp
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Bridge_ImportClient = grpc.ClientStreamingClient[ImportBatch, ImportResponse]
+type Bridge_ImportClient = grpc.BidiStreamingClient[ImportBatch, ImportResponse]
 
 func (c *bridgeClient) ImportFinish(ctx context.Context, in *ImportFinishRequest, opts ...grpc.CallOption) (*ImportFinishResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -468,9 +471,12 @@ type BridgeServer interface {
 	// Import loads batches of sessions and znodes exactly as the source had
 	// them (every stat field, ACLs, container/TTL markers, ephemerals of
 	// imported sessions, the child-create counter). Each batch is one
-	// replicated command: all of it or none; a failing batch ends the stream
-	// with an error naming the node, after the batches before it.
-	Import(grpc.ClientStreamingServer[ImportBatch, ImportResponse]) error
+	// replicated command: all of it or none. One response per applied batch,
+	// in order, with the running totals; a failing batch ends the stream with
+	// an error naming the node, after the batches before it. A client that
+	// loses the stream resends the unanswered batches with merge (or update)
+	// set: both are idempotent.
+	Import(grpc.BidiStreamingServer[ImportBatch, ImportResponse]) error
 	// ImportFinish raises zxidBase again if the source moved on (a live
 	// migration) and reports the target's last zxid.
 	ImportFinish(context.Context, *ImportFinishRequest) (*ImportFinishResponse, error)
@@ -544,7 +550,7 @@ func (UnimplementedBridgeServer) TransferLeader(context.Context, *TransferLeader
 func (UnimplementedBridgeServer) ImportBegin(context.Context, *ImportBeginRequest) (*ImportBeginResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ImportBegin not implemented")
 }
-func (UnimplementedBridgeServer) Import(grpc.ClientStreamingServer[ImportBatch, ImportResponse]) error {
+func (UnimplementedBridgeServer) Import(grpc.BidiStreamingServer[ImportBatch, ImportResponse]) error {
 	return status.Error(codes.Unimplemented, "method Import not implemented")
 }
 func (UnimplementedBridgeServer) ImportFinish(context.Context, *ImportFinishRequest) (*ImportFinishResponse, error) {
@@ -911,7 +917,7 @@ func _Bridge_Import_Handler(srv interface{}, stream grpc.ServerStream) error {
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Bridge_ImportServer = grpc.ClientStreamingServer[ImportBatch, ImportResponse]
+type Bridge_ImportServer = grpc.BidiStreamingServer[ImportBatch, ImportResponse]
 
 func _Bridge_ImportFinish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ImportFinishRequest)
@@ -1031,6 +1037,7 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Import",
 			Handler:       _Bridge_Import_Handler,
+			ServerStreams: true,
 			ClientStreams: true,
 		},
 	},

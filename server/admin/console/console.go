@@ -261,7 +261,7 @@ func HTTPSPeer(tlsFor func(addr string) *tls.Config) func(ctx context.Context, a
 }
 
 func getJSON(ctx context.Context, client *http.Client, url, addr, path string, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

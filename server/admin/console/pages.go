@@ -107,7 +107,7 @@ func (c *Console) clusterNodes(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.viewerOr401(w, r); !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
 	c.execute(w, "cluster-nodes", c.nodes(ctx))
 }
@@ -386,7 +386,7 @@ func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.viewerOr401(w, r); !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
 	rows, truncated, errs, err := c.sessionRows(ctx)
 	if err != nil {
@@ -581,7 +581,7 @@ func (c *Console) bridgePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
 	nodes := c.nodes(ctx)
 	view, err := c.opt.Node.View()

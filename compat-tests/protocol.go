@@ -165,13 +165,15 @@ func init() {
 				s.Flush(c)
 			},
 			Check: contains("c1 > raw check", "c1 < xid=2 zxid=z1 err=UNIMPLEMENTED body=0 bytes", "c1 < ping: closed")},
-		&Scenario{Area: "protocol", Name: "sasl without SASL support", Differs: "ZooKeeper 3.8.0 without a SASL login answers a SASL token request with OK (zxid 0) and no token, which a client cannot tell from progress; zkbridge does not implement SASL and says so: AuthFailed with zxid 0, then close, like a failed auth packet",
+		// A server without a JAAS Server section has no SASL server: OK,
+		// zxid 0, a null token, the connection stays (sasl_test.go covers a
+		// server with one).
+		&Scenario{Area: "protocol", Name: "sasl without a JAAS file",
 			Run: func(s *S) {
 				c := s.Client("c1")
 				s.RawSend(c, "sasl", rawRequest(3, int32(zkproto.OpSASL), recordBytes(&zkproto.GetSASLRequest{Token: []byte("token")})), 5*time.Second)
 				s.Flush(c)
-			},
-			Check: contains("c1 > raw sasl", "c1 < xid=3 zxid=0 err=AUTHFAILED body=0 bytes", "c1 < ping: closed")},
+			}},
 		&Scenario{Area: "protocol", Name: "reconfig is disabled and consumes a zxid", Needs: NeedNoReconfig, Run: func(s *S) {
 			c := s.Client("c1")
 			s.Create(c, s.P("a"), nil, 0)

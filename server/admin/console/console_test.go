@@ -1,0 +1,123 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// The ring keeps the last n samples, oldest first, and hands each new one
+// to every subscriber.
+func TestRingKeepsTheLastSamplesInOrder(t *testing.T) {
+	r := newRing(3)
+	ch, done := r.subscribe()
+	defer done()
+	var zero [49]int64
+	for i := int64(1); i <= 5; i++ {
+		r.add(Sample{Time: i}, zero)
+		if i <= 4 { // the subscriber's buffer holds 4
+			if got := <-ch; got.Time != i {
+				t.Fatalf("subscriber got sample %d, want %d", got.Time, i)
+			}
+		}
+	}
+	h := r.history()
+	if len(h) != 3 || h[0].Time != 3 || h[2].Time != 5 {
+		t.Fatalf("history %+v, want samples 3, 4, 5", h)
+	}
+}
+
+// The metrics stream sends the history first, then live samples.
+func TestMetricsStreamSendsHistoryThenSamples(t *testing.T) {
+	c := &Console{ring: newRing(10), stop: make(chan struct{})}
+	var zero [49]int64
+	c.ring.add(Sample{Time: 1, Ops: make([]float64, len(opSeries))}, zero)
+	srv := httptest.NewServer(http.HandlerFunc(c.metricsEvents))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func() (event, data string) {
+		for lines.Scan() {
+			l := lines.Text()
+			switch {
+			case strings.HasPrefix(l, "event: "):
+				event = strings.TrimPrefix(l, "event: ")
+			case strings.HasPrefix(l, "data: "):
+				data = strings.TrimPrefix(l, "data: ")
+			case l == "" && event != "":
+				return event, data
+			}
+		}
+		t.Fatalf("stream ended: %v", lines.Err())
+		return "", ""
+	}
+	ev, data := next()
+	var hist struct {
+		Series  []string
+		Samples []Sample
+	}
+	if err := json.Unmarshal([]byte(data), &hist); ev != "history" || err != nil || len(hist.Samples) != 1 || len(hist.Series) != len(opSeries) {
+		t.Fatalf("first event %q %s (%v)", ev, data, err)
+	}
+	go func() {
+		// Once the handler has subscribed, a new sample reaches it.
+		for i := 0; i < 100; i++ {
+			c.ring.mu.Lock()
+			n := len(c.ring.waiters)
+			c.ring.mu.Unlock()
+			if n > 0 {
+				c.ring.add(Sample{Time: 2}, zero)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	ev, data = next()
+	var s Sample
+	if err := json.Unmarshal([]byte(data), &s); ev != "sample" || err != nil || s.Time != 2 {
+		t.Fatalf("second event %q %s (%v)", ev, data, err)
+	}
+}
+
+// An administrator is recognised by the digest of name and password; a
+// wrong password is refused, no credentials are an anonymous viewer with
+// the ip identity only.
+func TestViewerIdentities(t *testing.T) {
+	c := &Console{opt: Options{Users: []string{DigestOf("alice", "pw")}}}
+	req := httptest.NewRequest(http.MethodGet, "/ui/tree", nil)
+	req.RemoteAddr = "10.1.2.3:5555"
+	v, ok := c.who(req)
+	if !ok || v.Admin || len(v.IDs) != 1 || v.IDs[0] != (zkproto.Id{Scheme: "ip", ID: "10.1.2.3"}) {
+		t.Fatalf("anonymous viewer: %+v %v", v, ok)
+	}
+	req.SetBasicAuth("alice", "wrong")
+	if _, ok := c.who(req); ok {
+		t.Fatal("a wrong password was accepted")
+	}
+	req.SetBasicAuth("alice", "pw")
+	v, ok = c.who(req)
+	if !ok || !v.Admin || v.User != "alice" || len(v.IDs) != 2 || v.IDs[1] != (zkproto.Id{Scheme: "digest", ID: DigestOf("alice", "pw")}) {
+		t.Fatalf("administrator: %+v %v", v, ok)
+	}
+	// ZooKeeper's digest of super:superpw, as docs/operations.md gives it.
+	if got := DigestOf("super", "superpw"); got != "super:g9oN2HttPfn8MMWJZ2r45Np/LIA=" {
+		t.Fatalf("digest of super:superpw is %s", got)
+	}
+}

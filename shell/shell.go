@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,9 @@ type Shell struct {
 	dial         dialFunc
 	// onEvent, when set, receives every event too (the watch command).
 	onEvent func(zkclient.Event)
+	// quiet drops zkCli's greeting and connection-state events, so a
+	// one-shot --json command prints JSON alone.
+	quiet bool
 }
 
 // New returns a shell reading commands from in and writing to out and errOut.
@@ -125,7 +129,10 @@ func (s *Shell) Run(cmd []string) int {
 		}
 		s.dial = d
 	}
-	s.println("Connecting to " + s.opts.Server)
+	s.quiet = len(cmd) > 0 && slices.Contains(cmd, "--json")
+	if !s.quiet {
+		s.println("Connecting to " + s.opts.Server)
+	}
 	if err := s.connect(s.opts.Server); err != nil {
 		fmt.Fprintln(s.err, err)
 		return exitInvocation
@@ -183,7 +190,7 @@ func (s *Shell) stderr(format string, a ...any) {
 // event prints a watch notification as zkCli's MyWatcher.
 func (s *Shell) event(ev zkclient.Event) {
 	s.mu.Lock()
-	if s.printWatches {
+	if s.printWatches && !(s.quiet && ev.Type == zkproto.EventNone) {
 		fmt.Fprintf(s.out, "\nWATCHER::\n\n%s\n", ev)
 	}
 	hook := s.onEvent

@@ -21,7 +21,12 @@ func (s *Server) initSASL() {
 		s.log.Error().Err(err).Msg("JAAS file unreadable: SASL clients will not authenticate")
 	}
 	s.sasl = saslState{users: users, enforced: s.cfg.Auth.EnforcedSchemes()}
-	if users != nil {
+	switch {
+	case users != nil && len(users) == 0:
+		// A Kerberos-only Server section (Krb5LoginModule) makes ZooKeeper
+		// serve GSSAPI, which zkbridge does not implement.
+		s.log.Warn().Str("jaas", s.cfg.Auth.JAASFile).Msg("the JAAS Server section lists no user_<name> options: every SASL client will fail (zkbridge serves DIGEST-MD5 only, not GSSAPI/Kerberos)")
+	case users != nil:
 		s.log.Info().Int("users", len(users)).Str("jaas", s.cfg.Auth.JAASFile).Msg("SASL DIGEST-MD5 enabled")
 	}
 }

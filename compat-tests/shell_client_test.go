@@ -174,8 +174,17 @@ func TestShellClientReconnect(t *testing.T) {
 // runShell runs one shell command against addr and returns its stdout,
 // stderr and exit code.
 func runShell(addr string, cmd ...string) (string, string, int) {
+	return runShellWith(addr, nil, cmd...)
+}
+
+// runShellWith is runShell with zkCli options before the command.
+func runShellWith(addr string, options []string, cmd ...string) (string, string, int) {
 	var stdout, stderr lockedBuffer
-	code := shell.New(shell.Options{Server: addr}, strings.NewReader(""), &stdout, &stderr).Run(cmd)
+	opts, rest, err := shell.ParseArgs(append(append([]string{"-server", addr}, options...), cmd...))
+	if err != nil {
+		return "", err.Error(), 2
+	}
+	code := shell.New(opts, strings.NewReader(""), &stdout, &stderr).Run(rest)
 	// The connection event precedes the output; drop it.
 	out := stdout.String()
 	out = strings.Replace(out, "\nWATCHER::\n\nWatchedEvent state:SyncConnected type:None path:null\n", "", 1)

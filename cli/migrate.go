@@ -429,9 +429,11 @@ ends by itself after a pass that finds nothing. SIGINT: the final pass, then exi
 
 Examples:
   zkbridge migrate live --from zk1:2181,zk2:2181,zk3:2181 --to 10.0.0.5:2181
-  zkbridge migrate live --from zk1:2181 --to 127.0.0.1:2181 --native 127.0.0.1:2191 --until-quiet --json`,
+  zkbridge migrate live --from zk1:2181 --to 127.0.0.1:2181 --native 127.0.0.1:2191 --until-quiet --json
+  zkbridge migrate live --from zk1:2181,zk2:2181 --to 10.0.0.5:2181 --fence --auth digest:super:secret`,
 		Flags: []ucli.Flag{fromFlag(), toFlag(true), nativeFlag(), pathFlag(), authFlag(), jsonFlag(), migrateTimeoutFlag(), sessionTimeoutFlag(),
 			&ucli.BoolFlag{Name: "until-quiet", Usage: "end after the first pass that finds no difference (the default without a terminal)"},
+			&ucli.BoolFlag{Name: "fence", Usage: "before the final pass, make the migrated subtree read-only on ZooKeeper (ACLs keep only READ; restored if the migration fails; zkbridge gets the original ACLs)"},
 			&ucli.DurationFlag{Name: "pause", Value: time.Second, Usage: "pause between catch-up passes"}},
 		Action: func(c *ucli.Context) error {
 			if _, err := migrateArgs(c, 0); err != nil {
@@ -500,7 +502,7 @@ Examples:
 			}()
 			start := time.Now()
 			res, err := migrate.Live(ctx, migrate.LiveOptions{Export: o, Target: t, TargetZK: dst, Pause: c.Duration("pause"),
-				UntilQuiet: untilQuiet, Final: final, Pass: func(p migrate.PassReport) {
+				UntilQuiet: untilQuiet, Final: final, Fence: c.Bool("fence"), Pass: func(p migrate.PassReport) {
 					if c.Bool("json") {
 						_ = json.NewEncoder(c.App.Writer).Encode(p)
 						return
@@ -512,7 +514,7 @@ Examples:
 			}
 			secs := time.Since(start).Seconds()
 			return summary(c, map[string]any{"live": res, "seconds": secs},
-				fmt.Sprintf("live migration done: %d znodes imported, %d catch-up passes, target's last zxid %#x, %.1fs", res.Initial.Nodes, res.Passes, res.LastZxid, secs))
+				fmt.Sprintf("live migration done: %d znodes imported, %d catch-up passes, %d znodes fenced read-only on ZooKeeper, target's last zxid %#x, %.1fs", res.Initial.Nodes, res.Passes, res.Fenced, res.LastZxid, secs))
 		},
 	}
 }

@@ -31,6 +31,9 @@ type LiveOptions struct {
 	Final      <-chan struct{}
 	// Pass reports each catch-up pass.
 	Pass func(PassReport)
+	// Fence makes the migrated subtree read-only on ZooKeeper before the
+	// final pass (fence.go).
+	Fence bool
 }
 
 // PassReport is one catch-up pass: the differences it found and sent
@@ -46,12 +49,13 @@ type PassReport struct {
 // LiveResult sums a live migration up.
 type LiveResult struct {
 	Initial  ImportStats `json:"initial"`
+	Fenced   int         `json:"fenced"` // nodes left read-only on ZooKeeper
 	Passes   int         `json:"passes"`
 	LastZxid int64       `json:"last_zxid"`
 }
 
 // Live runs the migration; it returns after the final pass.
-func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
+func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 	res := &LiveResult{}
 	im, err := o.Target.NewImporter(ctx, ImporterOptions{})
 	if err != nil {
@@ -79,6 +83,17 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 	}
 	source = max(source, end.LastZxid)
 	final := false
+	f := &fence{conn: conn, nodes: map[string]fencedACL{}}
+	raised := false
+	defer func() {
+		if raised && err != nil {
+			if lerr := f.lower(); lerr != nil {
+				err = fmt.Errorf("%w; and the fence could not be lowered: %v", err, lerr)
+			} else {
+				err = fmt.Errorf("%w (the fence on ZooKeeper was lowered again)", err)
+			}
+		}
+	}()
 	for pass := 1; ; pass++ {
 		if !final {
 			select {
@@ -89,7 +104,14 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 			default:
 			}
 		}
-		rep, last, err := catchUp(ctx, o, conn, ka)
+		if final && o.Fence && !raised {
+			raised = true
+			if err = f.raise(ctx, o.Export.Path); err != nil {
+				return nil, err
+			}
+			res.Fenced = len(f.nodes)
+		}
+		rep, last, err := catchUp(ctx, o, conn, ka, f)
 		if err != nil {
 			return nil, fmt.Errorf("catch-up pass %d: %w", pass, err)
 		}
@@ -103,8 +125,8 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 		if final && quiet {
 			break
 		}
-		if quiet && o.UntilQuiet {
-			final = true // one more pass, then done
+		if quiet && o.UntilQuiet && !final {
+			final = true // one more pass (after the fence), then done
 			continue
 		}
 		if !quiet && final {
@@ -126,7 +148,7 @@ func Live(ctx context.Context, o LiveOptions) (*LiveResult, error) {
 }
 
 // catchUp runs one pass: reads both trees, sends the differences.
-func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive) (PassReport, int64, error) {
+func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive, f *fence) (PassReport, int64, error) {
 	var rep PassReport
 	state, err := ReadSourceState(o.Export.Hosts, o.Export.DefaultSessionTimeout, o.Export.Timeout, append(o.Export.ownSessions, conn.SessionID())...)
 	if err != nil {
@@ -163,6 +185,7 @@ func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive) (
 			return nil, nil
 		}
 		alive[x.s.EphemeralOwner] = true
+		f.unfenced(x.s)
 		if migratable(p) && (x.t == nil || len(CompareNodes(x.s, x.t)) > 0) {
 			if x.s.EphemeralOwner != 0 && !ka.has(x.s.EphemeralOwner) {
 				s := Session{ID: x.s.EphemeralOwner, Timeout: o.Export.DefaultSessionTimeout}

@@ -68,7 +68,8 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	if !cfg.AdminDisabled {
 		s.admin = admin.New(cfg.AdminAddr, s.node, s.zk, s.Status, log)
-		console := admin.ConsoleOptions{Users: cfg.AdminUsers, Writes: cfg.ConsoleWrites, SuperDigest: cfg.SuperDigest, Version: zk.ZooKeeperVersion}
+		console := admin.ConsoleOptions{Users: cfg.AdminUsers, Writes: cfg.ConsoleWrites, SuperDigest: cfg.SuperDigest,
+			X509SuperUser: cfg.TLS.X509SuperUser, Version: zk.ZooKeeperVersion}
 		if s.native != nil {
 			console.Bridge = s.native.Activity
 		}

@@ -42,12 +42,15 @@ type Commands interface {
 
 // ConsoleOptions configure the web console under /ui/ (server/admin/console).
 type ConsoleOptions struct {
-	// Users are administrators as digest identities name:<base64 sha1>.
+	// Users are administrators: digest identities name:<base64 sha1>, or
+	// x509:<DN> for a client certificate.
 	Users []string
 	// Writes lets administrators change znodes and expire sessions.
 	Writes bool
 	// SuperDigest is the cluster's super identity.
 	SuperDigest string
+	// X509SuperUser is the client certificate DN that is super.
+	X509SuperUser string
 	// Version is the version the Cluster page shows.
 	Version string
 	// Bridge reports the native door's activity; nil when it is off.
@@ -102,7 +105,10 @@ func (a *Server) Addr() string { return a.addr }
 
 // Serve serves HTTP until Shutdown.
 func (a *Server) Serve() {
-	a.http = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+	// ReadHeaderTimeout bounds a slow or silent request; IdleTimeout a
+	// keep-alive connection between requests (without it an idle one is
+	// held forever). A streaming response is neither.
+	a.http = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -161,7 +167,7 @@ func (a *Server) handler() http.Handler {
 	if a.consoleOpts != nil {
 		o := a.consoleOpts
 		opts := console.Options{Node: a.node, Doors: a.cmds, Bridge: o.Bridge, Users: o.Users, Writes: o.Writes,
-			SuperDigest: o.SuperDigest, Version: o.Version, Log: a.log.With().Str("component", "console").Logger()}
+			SuperDigest: o.SuperDigest, X509SuperUser: o.X509SuperUser, Version: o.Version, Log: a.log.With().Str("component", "console").Logger()}
 		if a.peerTLS != nil {
 			opts.Peer = console.HTTPSPeer(a.peerTLS)
 		}

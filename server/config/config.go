@@ -43,6 +43,8 @@ type Config struct {
 	// name:password>" (the identity zkCli's addauth digest name:password
 	// carries); they sign in with HTTP Basic auth and read
 	// the tree with that digest identity, so ACLs apply as to a client.
+	// "x509:<DN>" names a client certificate instead (admin HTTPS with
+	// ssl.clientAuth).
 	AdminUsers []string `yaml:"admin_users"`
 	// ConsoleWrites lets signed-in administrators change znodes and expire
 	// sessions from the web console (off: the console is read-only).

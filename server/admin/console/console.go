@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server/node"
+	"github.com/zkbridge/zkbridge/server/tlsconf"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -50,12 +51,16 @@ type Options struct {
 	Doors Doors
 	// Bridge reports the native door's activity; nil when it is off.
 	Bridge func() node.BridgeActivity
-	// Users are administrators as digest identities name:<base64 sha1>.
+	// Users are administrators: digest identities name:<base64 sha1>, or
+	// x509:<DN> for a client certificate.
 	Users []string
 	// Writes enables changes (set data, create, delete, expire session).
 	Writes bool
 	// SuperDigest is the cluster's super identity (it reads everything).
 	SuperDigest string
+	// X509SuperUser is the client certificate DN that is super
+	// (zookeeper.ssl.x509.superUser).
+	X509SuperUser string
 	// Version is what the Cluster page shows as this node's version.
 	Version string
 	// Peer fetches path from another node's admin address into out (the
@@ -159,6 +164,21 @@ func DigestOf(user, password string) string {
 func (c *Console) who(r *http.Request) (v viewer, ok bool) {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		v.IDs = append(v.IDs, zkproto.Id{Scheme: "ip", ID: host})
+	}
+	// A verified client certificate (HTTPS with ssl.clientAuth) is the
+	// x509 identity a ZooKeeper client with it would have; an
+	// administrator when admin_users lists it as x509:<DN>.
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		dn := tlsconf.JavaDN(r.TLS.PeerCertificates[0])
+		v.IDs = append(v.IDs, zkproto.Id{Scheme: "x509", ID: dn})
+		if su := c.opt.X509SuperUser; su != "" && dn == su {
+			v.IDs = append(v.IDs, zkproto.Id{Scheme: "super", ID: dn})
+		}
+		for _, u := range c.opt.Users {
+			if u == "x509:"+dn {
+				v.User, v.Admin = dn, true
+			}
+		}
 	}
 	user, pass, has := r.BasicAuth()
 	if !has {

@@ -3,7 +3,14 @@ package console
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,5 +126,38 @@ func TestViewerIdentities(t *testing.T) {
 	// ZooKeeper's digest of super:superpw, as docs/operations.md gives it.
 	if got := DigestOf("super", "superpw"); got != "super:g9oN2HttPfn8MMWJZ2r45Np/LIA=" {
 		t.Fatalf("digest of super:superpw is %s", got)
+	}
+}
+
+// A client certificate is the viewer's x509 identity (its DN as ZooKeeper
+// spells it), and an administrator when admin_users lists x509:<DN>.
+func TestClientCertificateIdentity(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ops", Organization: []string{"Example"}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dn = "CN=ops,O=Example"
+	req := httptest.NewRequest(http.MethodGet, "/ui/tree", nil)
+	req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
+
+	c := &Console{opt: Options{}}
+	v, ok := c.who(req)
+	if !ok || v.Admin || len(v.IDs) != 2 || v.IDs[1] != (zkproto.Id{Scheme: "x509", ID: dn}) {
+		t.Fatalf("certificate viewer: %+v", v)
+	}
+	c = &Console{opt: Options{Users: []string{"x509:" + dn}, X509SuperUser: dn}}
+	v, ok = c.who(req)
+	if !ok || !v.Admin || v.User != dn || len(v.IDs) != 3 || v.IDs[2].Scheme != "super" {
+		t.Fatalf("certificate administrator and super user: %+v", v)
 	}
 }

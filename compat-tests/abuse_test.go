@@ -24,8 +24,9 @@ import (
 )
 
 // TestAbuse is a bounded fuzz/abuse run against one zkbridge process:
-// random bytes, slowloris connections, 10,000 half-open connections and
-// oversize frames on every port (ZooKeeper, native gRPC, admin HTTP). The
+// random bytes, slowloris connections, 10,000 half-open connections (and
+// 300 on each of the native and admin ports) and oversize frames on every
+// port (ZooKeeper, native gRPC, admin HTTP). The
 // node must keep serving a well-behaved client throughout, its memory must
 // stay bounded and come back down, every abusive connection must be closed
 // within the sessionless timeout, and nothing may be written.
@@ -240,12 +241,32 @@ func TestAbuse(t *testing.T) {
 	}
 	wg.Wait()
 	dialed := time.Since(start)
-	sample()
+	// The node is still accepting the backlog: sample while it catches up.
+	for until := time.Now().Add(3 * time.Second); time.Now().Before(until) && procFDs(t, pid) < halfOpen; time.Sleep(100 * time.Millisecond) {
+		sample()
+	}
 	serving("with 10,000 half-open connections")
 	sample()
 	heldRSS := procRSSKiB(t, pid)
 	t.Logf("%d half-open and slowloris connections open in %v; node RSS %d MiB (was %d MiB), fds %d (was %d)",
 		len(conns), dialed.Round(time.Millisecond), heldRSS>>10, baseRSS>>10, procFDs(t, pid), baseFDs)
+
+	// Half-open connections on the native and admin ports too: closed
+	// within the sessionless timeout (gRPC's connection timeout) and the
+	// admin port's 5 s header timeout.
+	for _, port := range []string{nd.Native, nd.Admin} {
+		for i := 0; i < 300; i++ {
+			nc, err := net.DialTimeout("tcp", port, 10*time.Second)
+			if err != nil {
+				continue
+			}
+			if i%2 == 1 {
+				_, _ = nc.Write([]byte("PRI * HTTP/2.0\r\n")[:1+i%15]) // a partial preface or request line
+			}
+			conns = append(conns, nc)
+		}
+	}
+	serving("with half-open connections on every port")
 
 	// Every one of them is closed by the node within the sessionless
 	// timeout (plus slack for 10,000 closes on a loaded machine).

@@ -72,7 +72,11 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Serve serves until Close.
 func (s *Server) Serve() {
-	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(s.cfg.MaxBuffer+64<<10), grpc.MaxSendMsgSize(s.cfg.MaxBuffer+64<<10))
+	// ConnectionTimeout bounds a connection that never completes its
+	// HTTP/2 (or TLS) handshake, as the ZooKeeper port's sessionless
+	// timeout does (grpc-go's own default is 120 s).
+	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(s.cfg.MaxBuffer+64<<10), grpc.MaxSendMsgSize(s.cfg.MaxBuffer+64<<10),
+		grpc.ConnectionTimeout(s.cfg.Limits.SessionlessTimeout))
 	zkbridgev1.RegisterBridgeServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

@@ -564,9 +564,15 @@ type leaseRow struct {
 	LastHeartbeat time.Time
 }
 
+// subscriberRow is one open change-feed stream and the node serving it.
 type subscriberRow struct {
-	Node uint64
-	Sub  any
+	Node     uint64
+	Remote   string
+	Prefixes []string
+	From     int64
+	Offset   int64
+	Records  int64
+	Since    time.Time
 }
 
 type counterRow struct {
@@ -591,7 +597,7 @@ func (c *Console) bridgePage(w http.ResponseWriter, r *http.Request) {
 	}
 	defer view.Close()
 	leases := map[int64]*leaseRow{}
-	var subs []map[string]any
+	var subs []subscriberRow
 	counters := map[string]bool{}
 	var errs []string
 	native := false
@@ -618,7 +624,7 @@ func (c *Console) bridgePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		for _, s := range n.Bridge.Subscribers {
-			subs = append(subs, map[string]any{"Node": n.ReplicaID, "Remote": s.Remote, "Prefixes": s.Prefixes, "From": s.FromOffset, "Offset": s.Offset, "Records": s.Records, "Since": s.Since})
+			subs = append(subs, subscriberRow{Node: n.ReplicaID, Remote: s.Remote, Prefixes: s.Prefixes, From: s.FromOffset, Offset: s.Offset, Records: s.Records, Since: s.Since})
 		}
 		for _, p := range n.Bridge.Counters {
 			counters[p] = true

@@ -252,6 +252,21 @@ func TestConsoleInBrowser(t *testing.T) {
 		poll(`!document.getElementById('data-json').hidden && document.getElementById('data-json').textContent.includes('"region": "eu-west"')`))
 	shoot("console-tree.png")
 
+	// A write from the tree: the administrator edits the data, confirms,
+	// and the ZooKeeper port sees it.
+	step("set data from the tree", poll(`document.querySelector('form.write[data-ready]') !== null`),
+		chromedp.SetValue(`form.write textarea[name="data"]`, `{"replicas":5}`, chromedp.NodeVisible),
+		chromedp.Click("#set-data", chromedp.NodeVisible),
+		poll(`document.querySelector('#confirm-box form[data-ready]') !== null`),
+		chromedp.Click("#confirm-yes", chromedp.NodeVisible),
+		reloadUntil(ui(0, "/ui/tree?path=/app/config"), `document.getElementById('data-text') !== null && document.getElementById('data-text').textContent === '{"replicas":5}'`))
+	if _, err := zc.Sync("/app/config"); err != nil { // zc is on node 2
+		t.Fatal(err)
+	}
+	if data, _, err := zc.Get("/app/config"); err != nil || string(data) != `{"replicas":5}` {
+		t.Fatalf("the console's set data, seen on the ZooKeeper port: %q %v", data, err)
+	}
+
 	// Sessions: the client of node 2 is listed on node 1 with its address
 	// and ephemeral; expiring it (confirmed) deletes the ephemeral.
 	row := fmt.Sprintf("#s-0x%x", uint64(sid))

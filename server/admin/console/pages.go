@@ -22,6 +22,9 @@ import (
 // pageSize is how many children or search results one page lists.
 const pageSize = 100
 
+// maxHexBytes bounds the hex view of a znode's data.
+const maxHexBytes = 64 << 10
+
 // maxSessionRows bounds the Sessions page; past it the page says so.
 const maxSessionRows = 2000
 
@@ -241,7 +244,14 @@ func (c *Console) readNode(p, after, search string, v viewer) (treeNode, error) 
 			tn.JSON = string(b)
 		}
 	}
-	tn.Hex = hex.Dump(n.Data)
+	// A hex dump is four times the data: show the first maxHexBytes of a
+	// large value (the text and JSON views show it whole, up to
+	// jute.maxbuffer).
+	if len(n.Data) > maxHexBytes {
+		tn.Hex = hex.Dump(n.Data[:maxHexBytes]) + fmt.Sprintf("… %d more bytes\n", len(n.Data)-maxHexBytes)
+	} else {
+		tn.Hex = hex.Dump(n.Data)
+	}
 	names, more, err := view.ChildrenPage(p, after, pageSize)
 	if err != nil {
 		return tn, err

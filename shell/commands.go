@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/zkbridge/zkbridge/shell/zkclient"
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -689,23 +690,35 @@ func cmdConfig(s *Shell, words []string) error {
 }
 
 // clientConfigString is ConfigUtils.getClientConfigStr: "version
-// host:port,…" of the servers' client addresses.
+// host:port,…" of the servers' client addresses, in the order Java's
+// Properties (a ConcurrentHashMap) iterates the server.N keys.
 func clientConfigString(cfg string) string {
 	version := ""
-	var addrs []string
+	type entry struct{ key, value string }
+	var entries []entry
+	seen := map[string]int{}
 	for _, line := range strings.Split(cfg, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
 		if !ok {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if k == "version" {
-			version = v
-		}
-		if !strings.HasPrefix(k, "server.") {
+		if i, dup := seen[k]; dup {
+			entries[i].value = v
 			continue
 		}
-		_, client, ok := strings.Cut(v, ";")
+		seen[k] = len(entries)
+		entries = append(entries, entry{k, v})
+	}
+	var addrs []string
+	for _, e := range javaHashOrder(entries, func(e entry) string { return e.key }) {
+		if e.key == "version" {
+			version = e.value
+		}
+		if !strings.HasPrefix(e.key, "server.") {
+			continue
+		}
+		_, client, ok := strings.Cut(e.value, ";")
 		if !ok {
 			addrs = append(addrs, "")
 			continue
@@ -716,6 +729,27 @@ func clientConfigString(cfg string) string {
 		addrs = append(addrs, client)
 	}
 	return version + " " + strings.Join(addrs, ",")
+}
+
+// javaHashOrder orders items as a java.util.Properties (ConcurrentHashMap,
+// 16 bins at first, doubled at 3/4 full) built in this insertion order
+// iterates them: by bin of the spread String.hashCode, then insertion.
+func javaHashOrder[T any](items []T, key func(T) string) []T {
+	bins := 16
+	for len(items) >= bins-bins/4 {
+		bins *= 2
+	}
+	index := func(s string) int {
+		var h int32
+		for _, c := range utf16.Encode([]rune(s)) {
+			h = 31*h + int32(c)
+		}
+		spread := (h ^ int32(uint32(h)>>16)) & 0x7fffffff
+		return int(spread) & (bins - 1)
+	}
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b T) int { return index(key(a)) - index(key(b)) })
+	return out
 }
 
 func cmdRemoveWatches(s *Shell, words []string) error {

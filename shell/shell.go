@@ -372,7 +372,7 @@ func wrap(err error) error {
 		return errorf("%v", err)
 	}
 	p := ke.Path
-	if p == "" {
+	if ke.NullPath {
 		p = "null"
 	}
 	switch ke.Code {

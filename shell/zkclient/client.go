@@ -88,6 +88,9 @@ func KeeperStateName(s zkproto.KeeperState) string {
 type Error struct {
 	Code zkproto.ErrCode
 	Path string
+	// NullPath marks an error the Java client raises without a path
+	// (zkCli then prints "null" where the path goes).
+	NullPath bool
 }
 
 // Error formats as KeeperException.getMessage: "KeeperErrorCode = NoNode for /x".

@@ -22,7 +22,7 @@ func (c *Client) Create(path string, data []byte, acl []zkproto.ACL, mode zkprot
 		return "", zkproto.Stat{}, err
 	}
 	if len(acl) == 0 {
-		return "", zkproto.Stat{}, &Error{Code: zkproto.ErrInvalidACL}
+		return "", zkproto.Stat{}, &Error{Code: zkproto.ErrInvalidACL, NullPath: true}
 	}
 	var resp zkproto.Create2Response
 	var err error

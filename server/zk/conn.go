@@ -333,7 +333,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
-		if _, err := batch.WriteTo(c.nc); err != nil {
+		if err := c.writeFrames(&batch); err != nil {
 			c.abort()
 			return
 		}

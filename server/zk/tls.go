@@ -234,3 +234,28 @@ func (c *conn) startTLS() bool {
 	}
 	return true
 }
+
+// tlsWriteBuffers holds the buffers TLS connections gather frames in.
+var tlsWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// writeFrames writes a batch of frames. A plain socket takes them in one
+// writev. A TLS connection would seal each frame into a record of its own
+// and write it with a syscall of its own, so the frames are copied
+// together first and leave in as few records (16 KiB each) as they fill.
+func (c *conn) writeFrames(batch *net.Buffers) error {
+	if _, ok := c.nc.(*tls.Conn); !ok || len(*batch) < 2 {
+		_, err := batch.WriteTo(c.nc)
+		return err
+	}
+	bp := tlsWriteBuffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	for _, f := range *batch {
+		buf = append(buf, f...)
+	}
+	_, err := c.nc.Write(buf)
+	if cap(buf) <= 1<<20 { // a huge batch's buffer is not kept
+		*bp = buf[:0]
+		tlsWriteBuffers.Put(bp)
+	}
+	return err
+}

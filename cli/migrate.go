@@ -459,14 +459,6 @@ Examples:
 			defer dst.Close()
 			untilQuiet := c.Bool("until-quiet") || !isTerminal(os.Stdin)
 			final := make(chan struct{})
-			var once = func() {}
-			closed := false
-			once = func() {
-				if !closed {
-					closed = true
-					close(final)
-				}
-			}
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
@@ -484,7 +476,7 @@ Examples:
 			}
 			go func() {
 				<-finalReq
-				once()
+				close(final) // the only closer
 			}()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -502,7 +494,7 @@ Examples:
 			}()
 			start := time.Now()
 			res, err := migrate.Live(ctx, migrate.LiveOptions{Export: o, Target: t, TargetZK: dst, Pause: c.Duration("pause"),
-				UntilQuiet: untilQuiet, Final: final, Fence: c.Bool("fence"), Pass: func(p migrate.PassReport) {
+				UntilQuiet: untilQuiet, Final: final, Fence: c.Bool("fence"), FinalWithin: 20 * time.Second, Pass: func(p migrate.PassReport) {
 					if c.Bool("json") {
 						_ = json.NewEncoder(c.App.Writer).Encode(p)
 						return
@@ -513,6 +505,9 @@ Examples:
 				return fmt.Errorf("live: %w (the target keeps what was imported; rerun `migrate live` after clearing it, or finish with `migrate import --merge`)", err)
 			}
 			secs := time.Since(start).Seconds()
+			if res.Lag > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "warning: the last final pass still found %d changes: writers are still active on ZooKeeper; run `zkbridge migrate validate` and catch up with `migrate live` on the subtree, or stop them first\n", res.Lag)
+			}
 			return summary(c, map[string]any{"live": res, "seconds": secs},
 				fmt.Sprintf("live migration done: %d znodes imported, %d catch-up passes, %d znodes fenced read-only on ZooKeeper, target's last zxid %#x, %.1fs", res.Initial.Nodes, res.Passes, res.Fenced, res.LastZxid, secs))
 		},

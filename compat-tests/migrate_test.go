@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -326,7 +327,113 @@ func TestMigrate(t *testing.T) {
 
 	liveUnderLoad(t, ctx, ens, zc, tgt, src, dst)
 
+	liveCommand(t, ens, zc, src, dst)
+
 	convertDataDir(t, ctx, ens, dst)
+}
+
+// liveCommand runs `zkbridge migrate live` as an operator's script would:
+// with stdin closed it ends by itself once quiet (exit 0); under writes
+// that never stop, SIGINT makes it run the final pass and exit within 30 s.
+func liveCommand(t *testing.T, ens *Ensemble, zc *ZkbridgeCluster, src, dst *zk.Conn) {
+	bin := zkbridgeBinary(t)
+	args := func(path string) []string {
+		return []string{"migrate", "live", "--from", strings.Join(ens.Addrs, ","), "--to", zc.Addrs[0],
+			"--native", zc.nodes[0].NativeAddr(), "--path", path, "--auth", "digest:" + SuperCredentials, "--json", "--pause", "100ms"}
+	}
+	for _, p := range []string{"/quiet", "/quiet/a", "/busy"} {
+		if _, err := src.Create(p, []byte(p), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet := exec.Command(bin, args("/quiet")...)
+	done := make(chan error, 1)
+	var out strings.Builder
+	quiet.Stdout, quiet.Stderr = &out, &out
+	if err := quiet.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- quiet.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("migrate live with stdin closed: %v\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = quiet.Process.Kill()
+		t.Fatalf("migrate live with stdin closed did not end by itself:\n%s", out.String())
+	}
+	if data, _, err := dst.Get("/quiet/a"); err != nil || string(data) != "/quiet/a" {
+		t.Fatalf("/quiet/a after migrate live: %q %v", data, err)
+	}
+
+	// A writer that never stops: SIGINT, then the final pass and the end.
+	stop := make(chan struct{})
+	var wrote sync.WaitGroup
+	wrote.Add(1)
+	go func() {
+		defer wrote.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, _ = src.Set("/busy", []byte(strconv.Itoa(i)), -1)
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); wrote.Wait() }()
+	busy := exec.Command(bin, args("/busy")...)
+	pr, pw, _ := os.Pipe()
+	busy.Stdout, busy.Stderr = pw, pw
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	lines := make(chan string, 100)
+	go func() {
+		b := make([]byte, 64<<10)
+		for {
+			n, err := pr.Read(b)
+			if n > 0 {
+				lines <- string(b[:n])
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	var log strings.Builder
+	for !strings.Contains(log.String(), `"pass":2`) {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("migrate live ended before its second pass:\n%s", log.String())
+			}
+			log.WriteString(l)
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("no second pass within 2 minutes:\n%s", log.String())
+		}
+	}
+	_ = busy.Process.Signal(os.Interrupt)
+	sent := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- busy.Wait() }()
+	select {
+	case err := <-errc:
+		for l := range lines {
+			log.WriteString(l)
+		}
+		if err != nil || !strings.Contains(log.String(), `"final":true`) {
+			t.Fatalf("migrate live after SIGINT: %v\n%s", err, log.String())
+		}
+		t.Logf("migrate live ended %s after SIGINT", time.Since(sent).Round(time.Millisecond))
+	case <-time.After(35 * time.Second):
+		_ = busy.Process.Kill()
+		t.Fatalf("migrate live still running 35 s after SIGINT:\n%s", log.String())
+	}
 }
 
 // liveUnderLoad: a writer and a watcher keep running on ZooKeeper while

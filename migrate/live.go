@@ -34,6 +34,10 @@ type LiveOptions struct {
 	// Fence makes the migrated subtree read-only on ZooKeeper before the
 	// final pass (fence.go).
 	Fence bool
+	// FinalWithin bounds the final passes (0: until one finds nothing):
+	// past it, Live finishes and reports what the last pass still found
+	// (writers still running on ZooKeeper).
+	FinalWithin time.Duration
 }
 
 // PassReport is one catch-up pass: the differences it found and sent
@@ -48,10 +52,13 @@ type PassReport struct {
 
 // LiveResult sums a live migration up.
 type LiveResult struct {
-	Initial  ImportStats `json:"initial"`
-	Fenced   int         `json:"fenced"` // nodes left read-only on ZooKeeper
-	Passes   int         `json:"passes"`
-	LastZxid int64       `json:"last_zxid"`
+	Initial ImportStats `json:"initial"`
+	Fenced  int         `json:"fenced"` // nodes left read-only on ZooKeeper
+	// Lag is what the last pass still found when FinalWithin ended the
+	// final passes (0: the last pass found nothing).
+	Lag      int64 `json:"lag"`
+	Passes   int   `json:"passes"`
+	LastZxid int64 `json:"last_zxid"`
 }
 
 // Live runs the migration; it returns after the final pass.
@@ -94,6 +101,7 @@ func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 			}
 		}
 	}()
+	var finalSince time.Time
 	for pass := 1; ; pass++ {
 		if !final {
 			select {
@@ -103,6 +111,9 @@ func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 				return nil, ctx.Err()
 			default:
 			}
+		}
+		if final && finalSince.IsZero() {
+			finalSince = time.Now()
 		}
 		if final && o.Fence && !raised {
 			raised = true
@@ -123,6 +134,10 @@ func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 		}
 		quiet := rep.Changed == 0 && rep.Deleted == 0
 		if final && quiet {
+			break
+		}
+		if final && o.FinalWithin > 0 && time.Since(finalSince) > o.FinalWithin {
+			res.Lag = rep.Changed + rep.Deleted
 			break
 		}
 		if quiet && o.UntilQuiet && !final {

@@ -433,11 +433,13 @@ func (c *conn) releaseSlot(p *pendingReply) {
 		return
 	}
 	p.noToken = true
+	// The count first, then the slot: the count never exceeds the slots
+	// taken, so it never reads above the limit.
+	c.srv.metrics.outstanding.Add(-1)
 	select {
 	case <-c.srv.slots:
 	default:
 	}
-	c.srv.metrics.outstanding.Add(-1)
 }
 
 // complete fills a reply slot and releases every completed reply at the

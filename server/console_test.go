@@ -197,3 +197,43 @@ func fillChildren(t testing.TB, s *Server, parent string, n int) {
 		}
 	}
 }
+
+// The Tree page shows a znode's quota (limits and use, from
+// /zookeeper/quota as zkCli's setquota writes them) and links an
+// ephemeral's owner to its row on the Sessions page.
+func TestConsoleShowsQuotaAndEphemeralOwner(t *testing.T) {
+	s := startTestServer(t, withConsole(false))
+	zc, _, err := gozk.Connect([]string{s.ClientAddr()}, 10*time.Second, gozk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	acl := gozk.WorldACL(gozk.PermAll)
+	for _, p := range []string{"/q", "/zookeeper/quota/q"} {
+		if _, err := zc.Create(p, nil, 0, acl); err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	if _, err := zc.Create("/zookeeper/quota/q/zookeeper_limits", []byte("count=10,bytes=1000"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.Create("/zookeeper/quota/q/zookeeper_stats", []byte("count=1,bytes=0"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.Create("/q/member", []byte("x"), gozk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	_, page := consoleDo(t, "GET", s.AdminAddr(), "/ui/tree?path=/q", "", "", nil)
+	if !strings.Contains(page, `id="quota"`) || !strings.Contains(page, "count=10,bytes=1000") {
+		t.Fatalf("no quota limits on /q's page:\n%s", page)
+	}
+	_, page = consoleDo(t, "GET", s.AdminAddr(), "/ui/tree?path=/q/member", "", "", nil)
+	link := fmt.Sprintf(`<a href="/ui/sessions#s-0x%x">0x%x</a>`, uint64(zc.SessionID()), uint64(zc.SessionID()))
+	if !strings.Contains(page, link) {
+		t.Fatalf("no link %s to the ephemeral's session:\n%s", link, page)
+	}
+	_, sessions := consoleDo(t, "GET", s.AdminAddr(), "/ui/sessions", "", "", nil)
+	if !strings.Contains(sessions, fmt.Sprintf(`id="s-0x%x"`, uint64(zc.SessionID()))) || !strings.Contains(sessions, "/q/member") {
+		t.Fatalf("the session's row with its ephemeral is missing:\n%s", sessions)
+	}
+}

@@ -718,7 +718,7 @@ func (f timedLogDBFactory) Create(c dbconfig.NodeHostConfig, cb dbconfig.LogDBCa
 	if err != nil {
 		return nil, err
 	}
-	return &timedLogDB{ILogDB: db, observe: f.observe}, nil
+	return &timedLogDB{ILogDB: db, observe: f.observe, cache: newEntryCache()}, nil
 }
 
 func (f timedLogDBFactory) Name() string { return f.inner.Name() }
@@ -726,6 +726,7 @@ func (f timedLogDBFactory) Name() string { return f.inner.Name() }
 type timedLogDB struct {
 	raftio.ILogDB
 	observe func(time.Duration)
+	cache   *entryCache // recent entries, for a follower's catch-up (entrycache.go)
 	mu      sync.Mutex
 	// state is the Raft state (term, vote, commit) last saved, per replica.
 	state map[raftio.NodeInfo]raftpb.State
@@ -749,7 +750,33 @@ func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) erro
 	if sync {
 		t.observe(time.Since(start))
 	}
+	if err == nil {
+		t.cache.saved(updates)
+	}
 	return err
+}
+
+// IterateEntries answers from the entry cache when it can.
+func (t *timedLogDB) IterateEntries(ents []raftpb.Entry, size, shardID, replicaID, low, high, maxSize uint64) ([]raftpb.Entry, uint64, error) {
+	if out, sz, ok := t.cache.iterate(ents, size, raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID}, low, high, maxSize); ok {
+		return out, sz, nil
+	}
+	return t.ILogDB.IterateEntries(ents, size, shardID, replicaID, low, high, maxSize)
+}
+
+func (t *timedLogDB) RemoveEntriesTo(shardID, replicaID, index uint64) error {
+	t.cache.removedTo(raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID}, index)
+	return t.ILogDB.RemoveEntriesTo(shardID, replicaID, index)
+}
+
+func (t *timedLogDB) RemoveNodeData(shardID, replicaID uint64) error {
+	t.cache.forget(raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID})
+	return t.ILogDB.RemoveNodeData(shardID, replicaID)
+}
+
+func (t *timedLogDB) ImportSnapshot(ss raftpb.Snapshot, replicaID uint64) error {
+	t.cache.forget(raftio.NodeInfo{ShardID: ss.ShardID, ReplicaID: replicaID})
+	return t.ILogDB.ImportSnapshot(ss, replicaID)
 }
 
 // withState returns updates with every empty State replaced by the

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lni/vfs"
 )
@@ -34,13 +35,17 @@ type FS struct {
 	// them back. Set it before tan opens its logs.
 	NoSync bool
 
+	// syncDelay, when set (SyncDelayFileEnv), is waited before every log
+	// sync: the fault suite's slow disk.
+	syncDelay *atomic.Int64
+
 	mu   sync.Mutex
 	live map[string]*logFile // logs open for writing, by cleaned name
 }
 
 // New wraps fs (vfs.Default in production).
 func New(fs vfs.FS) *FS {
-	return &FS{FS: fs, live: make(map[string]*logFile)}
+	return &FS{FS: fs, live: make(map[string]*logFile), syncDelay: syncDelayFromEnv()}
 }
 
 // Create creates name; a tan log file is reserved at full size.
@@ -107,6 +112,9 @@ func (f *logFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *logFile) Sync() error {
 	if f.fs.NoSync {
 		return nil
+	}
+	if f.fs.syncDelay != nil {
+		time.Sleep(time.Duration(f.fs.syncDelay.Load()))
 	}
 	runtime.Gosched()
 	return datasync(f.File)

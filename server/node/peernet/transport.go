@@ -298,13 +298,14 @@ func (t *Transport) logDrop(c net.Conn, err error) {
 	ev.Err(err).Str("peer", c.RemoteAddr().String()).Msg("closing peer connection")
 }
 
-// GetConnection dials target for Raft message batches.
+// GetConnection dials target for Raft message batches. A peer that is
+// down is not an error: the connection redials it (redial.go).
 func (t *Transport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
 	c, err := t.dialPeer(ctx, target)
-	if err != nil {
+	if err != nil && !peerDown(err) {
 		return nil, err
 	}
-	return &batchConn{w: newFrameWriter(c, kindBatch)}, nil
+	return newBatchConn(t, target, c), nil
 }
 
 // GetSnapshotConnection dials target for one snapshot's chunks.
@@ -331,16 +332,6 @@ func setKeepAlive(c net.Conn) {
 		_ = tc.SetKeepAlivePeriod(keepAlivePeriod)
 	}
 }
-
-// batchConn sends Raft message batches; dragonboat uses each connection
-// from one goroutine.
-type batchConn struct{ w *frameWriter }
-
-func (b *batchConn) SendMessageBatch(batch raftpb.MessageBatch) error {
-	return b.w.write(batch.Size(), batch.MarshalTo)
-}
-
-func (b *batchConn) Close() { b.w.close() }
 
 // chunkConn sends one snapshot's chunks.
 type chunkConn struct{ w *frameWriter }

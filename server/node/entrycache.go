@@ -1,0 +1,145 @@
+package node
+
+import (
+	"sync"
+
+	"github.com/lni/dragonboat/v4/raftio"
+	"github.com/lni/dragonboat/v4/raftpb"
+)
+
+// A leader catching up a follower that restarted (or lagged) reads the
+// entries it lacks from the Raft log, on its step worker, in one Replicate
+// message of up to 64 MiB: thousands of entries. Dragonboat's tan store
+// opens, seeks, decodes and closes the log file once per saved record to
+// do so, and the leader sends that message again after every heartbeat
+// response until the follower acknowledges it (every 20 ms). On a loaded
+// host that stalled the leader's step worker for one to eight seconds
+// ("had 427 LocalTick msgs in one batch"), long enough for the other
+// follower, with the restarted node's vote, to elect a new leader (issue
+// 34, defect 2: a restarted follower caused an election nearly every time).
+//
+// entryCache keeps the most recent entries this replica saved (a
+// contiguous suffix of its log, up to entryCacheBytes) and answers
+// IterateEntries from memory when the range starts inside it, which is
+// every catch-up of a follower that was down for a little while. It
+// follows the store exactly: an update that overwrites a suffix
+// (a follower taking a new leader's entries) truncates it first, a gap or
+// a snapshot empties it, and entries the store compacted are never served.
+const entryCacheBytes = 32 << 20
+
+type entryCache struct {
+	mu    sync.Mutex
+	rings map[raftio.NodeInfo]*entryRing
+}
+
+type entryRing struct {
+	ents        []raftpb.Entry // contiguous indexes
+	bytes       uint64
+	compactedTo uint64 // entries up to here were removed from the store
+}
+
+func newEntryCache() *entryCache {
+	return &entryCache{rings: map[raftio.NodeInfo]*entryRing{}}
+}
+
+// saved records updates the store has just saved.
+func (c *entryCache) saved(updates []raftpb.Update) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range updates {
+		key := raftio.NodeInfo{ShardID: u.ShardID, ReplicaID: u.ReplicaID}
+		r := c.rings[key]
+		if r == nil {
+			r = &entryRing{}
+			c.rings[key] = r
+		}
+		if !raftpb.IsEmptySnapshot(u.Snapshot) {
+			r.reset()
+			r.compactedTo = max(r.compactedTo, u.Snapshot.Index)
+		}
+		r.append(u.EntriesToSave)
+	}
+}
+
+func (r *entryRing) reset() {
+	r.ents, r.bytes = nil, 0
+}
+
+func (r *entryRing) append(ents []raftpb.Entry) {
+	if len(ents) == 0 {
+		return
+	}
+	first := ents[0].Index
+	if n := len(r.ents); n > 0 {
+		switch head, last := r.ents[0].Index, r.ents[n-1].Index; {
+		case first > last+1 || first < head:
+			r.reset() // a gap, or older than what is kept: start again
+		case first <= last:
+			// A new leader's entries replace this replica's suffix.
+			for _, e := range r.ents[first-head:] {
+				r.bytes -= uint64(e.SizeUpperLimit())
+			}
+			clear(r.ents[first-head:])
+			r.ents = r.ents[:first-head]
+		}
+	}
+	for _, e := range ents {
+		r.ents = append(r.ents, e)
+		r.bytes += uint64(e.SizeUpperLimit())
+	}
+	// Keep the newest entryCacheBytes; copy when trimming so the dropped
+	// entries' data can be collected.
+	drop := 0
+	for drop < len(r.ents)-1 && r.bytes > entryCacheBytes {
+		r.bytes -= uint64(r.ents[drop].SizeUpperLimit())
+		drop++
+	}
+	if drop > 0 {
+		r.ents = append([]raftpb.Entry(nil), r.ents[drop:]...)
+	}
+}
+
+// iterate answers an IterateEntries from memory, as the store would, when
+// low lies within the cached suffix; ok=false leaves it to the store.
+func (c *entryCache) iterate(ents []raftpb.Entry, size uint64, key raftio.NodeInfo, low, high, maxSize uint64) ([]raftpb.Entry, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rings[key]
+	if r == nil || len(r.ents) == 0 || low <= r.compactedTo || low < r.ents[0].Index || low > r.ents[len(r.ents)-1].Index {
+		return nil, 0, false
+	}
+	if maxSize == 0 {
+		maxSize = ^uint64(0)
+	}
+	if n := len(ents); n > 0 && ents[n-1].Index+1 != low {
+		return nil, 0, false // the store would panic on the gap; let it
+	}
+	head := r.ents[0].Index
+	for i := low - head; i < uint64(len(r.ents)) && r.ents[i].Index < high; i++ {
+		size += uint64(r.ents[i].SizeUpperLimit())
+		ents = append(ents, r.ents[i])
+		if size > maxSize {
+			break
+		}
+	}
+	return ents, size, true
+}
+
+// removedTo records that the store removed entries up to index.
+func (c *entryCache) removedTo(key raftio.NodeInfo, index uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rings[key]
+	if r == nil {
+		r = &entryRing{}
+		c.rings[key] = r
+	}
+	r.compactedTo = max(r.compactedTo, index)
+}
+
+// forget drops a replica's entries (its data was removed or replaced).
+func (c *entryCache) forget(key raftio.NodeInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.rings, key)
+}

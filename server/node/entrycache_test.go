@@ -1,0 +1,89 @@
+package node
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lni/dragonboat/v4/raftio"
+	"github.com/lni/dragonboat/v4/raftpb"
+)
+
+// The cache must answer exactly what the log holds: random appends,
+// suffix overwrites (a follower taking a new leader's entries), gaps,
+// snapshots and removals, checked against a plain model of the log.
+func TestEntryCacheFollowsTheLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := newEntryCache()
+	key := raftio.NodeInfo{ShardID: 1, ReplicaID: 2}
+	model := map[uint64]raftpb.Entry{} // index -> entry in the log
+	var last, compacted uint64
+	term := uint64(1)
+	answered := 0
+	for step := 0; step < 5000; step++ {
+		u := raftpb.Update{ShardID: 1, ReplicaID: 2}
+		switch k := rng.IntN(20); {
+		case k == 0 && last > 0: // a snapshot replaces the log up to its index
+			idx := last + uint64(rng.IntN(5))
+			u.Snapshot = raftpb.Snapshot{Index: idx, Term: term, ShardID: 1}
+			clear(model)
+			last, compacted = idx, max(compacted, idx)
+		case k == 1 && last > compacted+2: // removal of a prefix
+			to := compacted + 1 + uint64(rng.IntN(int(last-compacted-1)))
+			c.removedTo(key, to)
+			compacted = to
+			continue
+		case k < 5 && last > compacted+1: // overwrite a suffix
+			term++
+			first := last - uint64(rng.IntN(int(min(last-compacted-1, 5))))
+			for i := first; i <= last; i++ {
+				delete(model, i)
+			}
+			last = first - 1
+		}
+		n := 1 + rng.IntN(4)
+		for i := 0; i < n; i++ {
+			last++
+			e := raftpb.Entry{Index: last, Term: term, Cmd: make([]byte, rng.IntN(64<<10))}
+			u.EntriesToSave = append(u.EntriesToSave, e)
+			model[last] = e
+		}
+		c.saved([]raftpb.Update{u})
+		// Ask for a random range; whatever the cache answers must match.
+		low := compacted + 1 + uint64(rng.IntN(int(last-compacted)))
+		high := low + 1 + uint64(rng.IntN(20))
+		maxSize := uint64(rng.IntN(256 << 10))
+		got, size, ok := c.iterate(nil, 0, key, low, high, maxSize)
+		if !ok {
+			continue
+		}
+		answered++
+		var want []raftpb.Entry
+		var wantSize uint64
+		lim := maxSize
+		if lim == 0 {
+			lim = ^uint64(0)
+		}
+		for i := low; i < high; i++ {
+			e, present := model[i]
+			if !present {
+				break
+			}
+			want = append(want, e)
+			wantSize += uint64(e.SizeUpperLimit())
+			if wantSize > lim {
+				break
+			}
+		}
+		if len(got) != len(want) || size != wantSize {
+			t.Fatalf("step %d: [%d,%d) max %d: got %d entries (%d bytes), want %d (%d bytes)", step, low, high, maxSize, len(got), size, len(want), wantSize)
+		}
+		for i := range got {
+			if got[i].Index != want[i].Index || got[i].Term != want[i].Term || len(got[i].Cmd) != len(want[i].Cmd) {
+				t.Fatalf("step %d: entry %d is %d/%d, want %d/%d", step, i, got[i].Index, got[i].Term, want[i].Index, want[i].Term)
+			}
+		}
+	}
+	if answered < 1000 {
+		t.Fatalf("the cache answered only %d of 5000 reads", answered)
+	}
+}

@@ -84,8 +84,22 @@ func containsAll(parts ...string) func(string) bool {
 func TestTopUnderTmux(t *testing.T) {
 	zkAddr, zbAddr := servers(t)
 	bin := zkbridgeBinary(t)
-	s := startTmux(t, "top", nil, bin, "top", "--server", zkAddr+","+zbAddr, "--interval", "300ms")
-	screen := s.waitScreen("both servers up", containsAll("zkbridge top", "2/2 servers up", "RAFT LAG", zkAddr, zbAddr, "0 behind"))
+	// A third address where nothing listens: shown DOWN, the others still.
+	down, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAddr := fmt.Sprintf("127.0.0.1:%d", down)
+	s := startTmux(t, "top", nil, bin, "top", "--server", zkAddr+","+zbAddr+","+downAddr, "--interval", "300ms")
+	screen := s.waitScreen("two servers up", containsAll("zkbridge top", "2/3 servers up", "RAFT LAG", zkAddr, zbAddr, "0 behind"))
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, downAddr) && !strings.Contains(l, "DOWN") {
+			t.Errorf("the dead server's row: %q", l)
+		}
+	}
+	if !strings.Contains(screen, downAddr) {
+		t.Errorf("no row for the dead server %s:\n%s", downAddr, screen)
+	}
 	var zkRow, zbRow string
 	for _, l := range strings.Split(screen, "\n") {
 		switch {

@@ -321,7 +321,7 @@ func (c *Client) run() {
 				c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateExpired})
 				return
 			}
-			c.attemptDone(false)
+			c.attemptDone()
 			failures++
 			// A pass over every server failed: back off a little, as the
 			// Java client does, so a dead ensemble is not spun on.
@@ -393,7 +393,7 @@ func (c *Client) connect() (net.Conn, string, error) {
 	c.mu.Lock()
 	c.sessionID, c.passwd = resp.SessionID, resp.Passwd
 	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
-	c.conn, c.server = nc, addr
+	c.server = addr
 	c.state = StateConnected
 	if resp.ReadOnly {
 		c.state = StateConnectedReadOnly
@@ -414,17 +414,27 @@ func (c *Client) connect() (net.Conn, string, error) {
 			return nil, addr, err
 		}
 	}
+	// Only now may requests use the connection: after auth and watches.
+	c.mu.Lock()
+	c.conn = nc
+	late := append([]authInfo(nil), c.auths[len(auths):]...) // added meanwhile: AddAuth saw no connection
+	c.mu.Unlock()
+	for _, a := range late {
+		if err := c.write(nc, zkproto.XidAuth, zkproto.OpAuth, &zkproto.AuthPacket{Scheme: a.scheme, Auth: a.auth}); err != nil {
+			nc.Close()
+		}
+	}
 	state := zkproto.StateSyncConnected
 	if resp.ReadOnly {
 		state = zkproto.StateConnectedReadOnly
 	}
 	c.emit(Event{Type: zkproto.EventNone, State: state})
-	c.attemptDone(true)
+	c.attemptDone()
 	return nc, addr, nil
 }
 
 // attemptDone wakes callers waiting for a connection attempt's outcome.
-func (c *Client) attemptDone(bool) {
+func (c *Client) attemptDone() {
 	c.mu.Lock()
 	close(c.attempt)
 	c.attempt = make(chan struct{})

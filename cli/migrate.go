@@ -44,7 +44,20 @@ func toFlag(required bool) ucli.Flag {
 	return &ucli.StringFlag{Name: "to", Usage: "a zkbridge node's client `ADDR` (host:port)", Required: required}
 }
 func nativeFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "native", Usage: "the zkbridge node's native API `ADDR` (default: --to's host, port 2191)"}
+	return &ucli.StringFlag{Name: "native", Usage: "the zkbridge node's native API `ADDR` (default: --to's host, port 2191); --tls-* flags secure it"}
+}
+
+// dialTarget connects to the native API (--native, --tls-*).
+func dialTarget(c *ucli.Context) (*migrate.Target, error) {
+	addr, err := nativeAddr(c)
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := clientTLS(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w; see --tls-ca, --tls-cert, --tls-key", err)
+	}
+	return migrate.DialTarget(addr, tlsCfg)
 }
 func pathFlag() ucli.Flag {
 	return &ucli.StringFlag{Name: "path", Value: "/", Usage: "the subtree `PATH` to migrate"}
@@ -190,9 +203,9 @@ Examples:
   zkbridge migrate import --to 10.0.0.5:2181 zk.jsonl.gz
   zkbridge migrate import --to 127.0.0.1:2181 --native 127.0.0.1:2191 --merge zk.jsonl.gz
   zkbridge migrate import --from zk1:2181,zk2:2181 --to 10.0.0.5:2181`,
-		Flags: []ucli.Flag{toFlag(false), nativeFlag(), mergeFlag(), jsonFlag(), migrateTimeoutFlag(),
+		Flags: append([]ucli.Flag{toFlag(false), nativeFlag(), mergeFlag(), jsonFlag(), migrateTimeoutFlag(),
 			&ucli.StringFlag{Name: "from", Usage: "import straight from the ensemble `HOSTS` instead of a file"},
-			pathFlag(), authFlag(), sessionTimeoutFlag()},
+			pathFlag(), authFlag(), sessionTimeoutFlag()}, clientTLSFlags()...),
 		Action: func(c *ucli.Context) error {
 			want := 1
 			if c.String("from") != "" {
@@ -202,11 +215,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			addr, err := nativeAddr(c)
-			if err != nil {
-				return err
-			}
-			t, err := migrate.DialTarget(addr)
+			t, err := dialTarget(c)
 			if err != nil {
 				return err
 			}
@@ -335,11 +344,12 @@ Stop ZooKeeper first (or copy its directories).
 Examples:
   zkbridge migrate convert --snap-dir /var/lib/zookeeper/version-2 --log-dir /var/lib/zookeeper/version-2 --to 10.0.0.5:2181
   zkbridge migrate convert --snap-dir /data/zk --log-dir /datalog/zk -o zk.jsonl.gz`,
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "snap-dir", Usage: "`DIR` holding snapshot.* (dataDir or its version-2)", Required: true},
 			&ucli.StringFlag{Name: "log-dir", Usage: "`DIR` holding log.* (dataLogDir or its version-2; default: --snap-dir)"},
 			toFlag(false), nativeFlag(), mergeFlag(), pathFlag(), jsonFlag(),
 			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write an export `FILE` instead of importing"}},
+			clientTLSFlags()...),
 		Action: func(c *ucli.Context) error {
 			if _, err := migrateArgs(c, 0); err != nil {
 				return err
@@ -363,13 +373,9 @@ Examples:
 					return fmt.Errorf("convert: %w", err)
 				}
 			} else {
-				addr, err := nativeAddr(c)
+				t, err := dialTarget(c)
 				if err != nil {
 					return fmt.Errorf("%w (or -o FILE to write an export)", err)
-				}
-				t, err := migrate.DialTarget(addr)
-				if err != nil {
-					return err
 				}
 				defer t.Close()
 				ctx, stop := interruptible()
@@ -431,10 +437,11 @@ Examples:
   zkbridge migrate live --from zk1:2181,zk2:2181,zk3:2181 --to 10.0.0.5:2181
   zkbridge migrate live --from zk1:2181 --to 127.0.0.1:2181 --native 127.0.0.1:2191 --until-quiet --json
   zkbridge migrate live --from zk1:2181,zk2:2181 --to 10.0.0.5:2181 --fence --auth digest:super:secret`,
-		Flags: []ucli.Flag{fromFlag(), toFlag(true), nativeFlag(), pathFlag(), authFlag(), jsonFlag(), migrateTimeoutFlag(), sessionTimeoutFlag(),
+		Flags: append([]ucli.Flag{fromFlag(), toFlag(true), nativeFlag(), pathFlag(), authFlag(), jsonFlag(), migrateTimeoutFlag(), sessionTimeoutFlag(),
 			&ucli.BoolFlag{Name: "until-quiet", Usage: "end after the first pass that finds no difference (the default without a terminal)"},
 			&ucli.BoolFlag{Name: "fence", Usage: "before the final pass, make the migrated subtree read-only on ZooKeeper (ACLs keep only READ; restored if the migration fails; zkbridge gets the original ACLs)"},
 			&ucli.DurationFlag{Name: "pause", Value: time.Second, Usage: "pause between catch-up passes"}},
+			clientTLSFlags()...),
 		Action: func(c *ucli.Context) error {
 			if _, err := migrateArgs(c, 0); err != nil {
 				return err
@@ -443,11 +450,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			addr, err := nativeAddr(c)
-			if err != nil {
-				return err
-			}
-			t, err := migrate.DialTarget(addr)
+			t, err := dialTarget(c)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,6 +15,9 @@ type ConvertResult struct {
 	Nodes    int64    `json:"nodes"`
 	Sessions int64    `json:"sessions"`
 	Tails    []string `json:"tails,omitempty"` // torn log tails that ended the replay
+	// Skipped are newer snapshots that did not verify (ZooKeeper too falls
+	// back to an older one and replays more of the logs).
+	Skipped []string `json:"skipped_snapshots,omitempty"`
 	// DigestVerified: the replayed tree's digest equals the one ZooKeeper
 	// logged with the last txn (false when that txn carried none: digests
 	// off, or no txn after the snapshot).
@@ -33,10 +37,7 @@ func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) 
 		return nil, fmt.Errorf("open the data directory: %w", err)
 	}
 	res := &ConvertResult{}
-	if s, ok := d.LatestSnapshot(); ok {
-		res.Snapshot = s.Path
-	}
-	tree, tails, err := zkdata.LoadTree(d)
+	tree, tails, err := loadNewestValid(d, res)
 	if err != nil {
 		return nil, fmt.Errorf("read the data directory: %w (is ZooKeeper stopped, and are --snap-dir and --log-dir the same server's?)", err)
 	}
@@ -109,4 +110,31 @@ func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) 
 		res.Nodes++
 	}
 	return res, nil
+}
+
+// loadNewestValid replays the newest snapshot that reads and verifies, and
+// the logs after it. Damage in a log is an error at once: no older
+// snapshot avoids replaying it.
+func loadNewestValid(d *zkdata.DataDir, res *ConvertResult) (*zkdata.Tree, []zkdata.Tail, error) {
+	if len(d.Snapshots) == 0 {
+		return zkdata.LoadTreeFrom(d, nil)
+	}
+	var first error
+	for i := len(d.Snapshots) - 1; i >= 0; i-- {
+		snap := d.Snapshots[i]
+		tree, tails, err := zkdata.LoadTreeFrom(d, &snap)
+		if err == nil {
+			res.Snapshot = snap.Path
+			return tree, tails, nil
+		}
+		var corrupt *zkdata.CorruptError
+		if errors.As(err, &corrupt) {
+			return nil, nil, err
+		}
+		if first == nil {
+			first = err
+		}
+		res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", snap.Path, err))
+	}
+	return nil, nil, first
 }

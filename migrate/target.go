@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -26,9 +28,14 @@ type Target struct {
 	api  zkbridgev1.BridgeClient
 }
 
-// DialTarget connects to a zkbridge node's native API address.
-func DialTarget(addr string) (*Target, error) {
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+// DialTarget connects to a zkbridge node's native API address, with TLS
+// when tlsCfg is set (a node whose ssl.* settings protect the native port).
+func DialTarget(addr string, tlsCfg ...*tls.Config) (*Target, error) {
+	creds := insecure.NewCredentials()
+	if len(tlsCfg) > 0 && tlsCfg[0] != nil {
+		creds = credentials.NewTLS(tlsCfg[0])
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("native API %s: %w", addr, err)

@@ -239,6 +239,41 @@ func TestAbuse(t *testing.T) {
 			}
 		}(nc)
 	}
+	// Slowloris after the handshake: a session whose next request never
+	// completes. Partial frames do not keep a session alive: it expires
+	// after its 4 s timeout and the node closes the connection.
+	var dribble []byte
+	{
+		var e zkproto.Encoder
+		off := e.StartFrame()
+		(&zkproto.RequestHeader{Xid: 1, Type: zkproto.OpGetData}).Encode(&e)
+		(&zkproto.GetDataRequest{Path: "/" + strings.Repeat("x", 900)}).Encode(&e)
+		e.FinishFrame(off)
+		dribble = e.Bytes()
+	}
+	for i := 0; i < 20; i++ {
+		sc, _, err := Connect(addr, "slow", NewTranscript(), DialOptions{Timeout: 4000})
+		if err != nil {
+			t.Fatalf("slowloris session %d: %v", i, err)
+		}
+		mu.Lock()
+		conns = append(conns, sc.nc)
+		mu.Unlock()
+		slowWG.Add(1)
+		go func(nc net.Conn) {
+			defer slowWG.Done()
+			for j := 0; j < len(dribble); j++ {
+				select {
+				case <-stopSlow:
+					return
+				case <-time.After(150 * time.Millisecond):
+				}
+				if _, err := nc.Write(dribble[j : j+1]); err != nil {
+					return
+				}
+			}
+		}(sc.nc)
+	}
 	wg.Wait()
 	dialed := time.Since(start)
 	// The node is still accepting the backlog: sample while it catches up.
@@ -269,7 +304,8 @@ func TestAbuse(t *testing.T) {
 	serving("with half-open connections on every port")
 
 	// Every one of them is closed by the node within the sessionless
-	// timeout (plus slack for 10,000 closes on a loaded machine).
+	// timeout (the sessions' ones within their session timeout), plus
+	// slack for 10,000 closes on a loaded machine.
 	deadline := time.Now().Add(sessionless + 20*time.Second)
 	open := 0
 	for _, nc := range conns {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -263,7 +264,8 @@ func joinPath(parent, child string) string {
 }
 
 func cmdSet(s *Shell, words []string) error {
-	p, err := parse(words, optSpec{"s", false}, optSpec{"v", true})
+	// -b: the data is base64 (zkCli 3.9), for binary values.
+	p, err := parse(words, optSpec{"s", false}, optSpec{"v", true}, optSpec{"b", false})
 	if err != nil {
 		return err
 	}
@@ -274,7 +276,13 @@ func cmdSet(s *Shell, words []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.zk.Set(p.args[1], []byte(p.args[2]), version)
+	data := []byte(p.args[2])
+	if p.has("b") {
+		if data, err = base64.StdEncoding.DecodeString(p.args[2]); err != nil {
+			return errorf("java.lang.IllegalArgumentException: %v", err)
+		}
+	}
+	st, err := s.zk.Set(p.args[1], data, version)
 	if err != nil {
 		return wrap(err)
 	}
@@ -291,7 +299,8 @@ func (s *Shell) printStat(st zkproto.Stat) {
 }
 
 func cmdGet(s *Shell, words []string) error {
-	specs := []optSpec{{"s", false}, {"w", false}}
+	// -b and -x are zkCli 3.9's base64 and hex dump output.
+	specs := []optSpec{{"s", false}, {"w", false}, {"b", false}, {"x", false}}
 	words, asJSON := takeFlag(words, "--json")
 	words, format, err := takeValue(words, "--format", formatAuto)
 	if err != nil {
@@ -317,7 +326,11 @@ func cmdGet(s *Shell, words []string) error {
 	if asJSON {
 		return s.printJSON(nodeJSON(p.args[1], data, &st))
 	}
-	if format == formatAuto && data != nil && !printable(data) {
+	if p.has("b") {
+		s.stdout("%s\n", formatData(data, formatBase64))
+	} else if p.has("x") {
+		s.stdout("%s\n", prettyHexDump(data))
+	} else if format == formatAuto && data != nil && !printable(data) {
 		// Binary data: zkCli would print mojibake; a hex dump reads better.
 		s.stdout("%s\n", formatData(data, formatAuto))
 	} else if format == formatAuto {

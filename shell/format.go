@@ -205,3 +205,32 @@ func (st statsTrack) String() string {
 	}
 	return s
 }
+
+// prettyHexDump is netty's ByteBufUtil.prettyHexDump, what zkCli 3.9's
+// `get -x` prints: a boxed table of 16 bytes a row with their ASCII.
+func prettyHexDump(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	const rule = "+--------+-------------------------------------------------+----------------+"
+	var b strings.Builder
+	b.WriteString("         +-------------------------------------------------+\n" +
+		"         |  0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f |\n" + rule)
+	for row := 0; row*16 < len(data); row++ {
+		chunk := data[row*16 : min(len(data), row*16+16)]
+		fmt.Fprintf(&b, "\n|%08x|", row*16)
+		for _, c := range chunk {
+			fmt.Fprintf(&b, " %02x", c)
+		}
+		b.WriteString(strings.Repeat("   ", 16-len(chunk)) + " |")
+		for _, c := range chunk {
+			if c <= 0x1f || c >= 0x7f {
+				c = '.'
+			}
+			b.WriteByte(c)
+		}
+		b.WriteString(strings.Repeat(" ", 16-len(chunk)) + "|")
+	}
+	b.WriteString("\n" + rule)
+	return b.String()
+}

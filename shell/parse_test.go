@@ -118,3 +118,18 @@ func TestParseArgs(t *testing.T) {
 		t.Fatalf("ParseConnectString: %q %q %v", servers, chroot, err)
 	}
 }
+
+func TestPrettyHexDump(t *testing.T) {
+	want := "         +-------------------------------------------------+\n" +
+		"         |  0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f |\n" +
+		"+--------+-------------------------------------------------+----------------+\n" +
+		"|00000000| 68 65 6c 6c 6f 00 77 6f 72 6c 64 21 0a 7f 80 ff |hello.world!....|\n" +
+		"|00000010| 41                                              |A               |\n" +
+		"+--------+-------------------------------------------------+----------------+"
+	if got := prettyHexDump([]byte("hello\x00world!\n\x7f\x80\xffA")); got != want {
+		t.Errorf("prettyHexDump:\n%s\nwant\n%s", got, want)
+	}
+	if prettyHexDump(nil) != "" {
+		t.Error("empty data dumps as nothing")
+	}
+}

@@ -17,7 +17,7 @@ import (
 )
 
 func raftCommand() *ucli.Command {
-	admin := &ucli.StringFlag{Name: "admin", Usage: "admin HTTP address of any node, `HOST:PORT`", Value: server.DefaultAdminAddr}
+	admin := &ucli.StringFlag{Name: "admin", Usage: "admin HTTP address of any node, `HOST:PORT` (HTTPS with --tls or a --tls-* flag: admin.forceHttps)", Value: server.DefaultAdminAddr}
 	return &ucli.Command{
 		Name:  "raft",
 		Usage: "inspect and change the Raft cluster through any node's admin address",
@@ -25,9 +25,9 @@ func raftCommand() *ucli.Command {
 			{
 				Name:  "status",
 				Usage: "every replica's role, term, commit and applied index and lag, as the node asked sees them",
-				Flags: []ucli.Flag{admin,
+				Flags: append([]ucli.Flag{admin,
 					&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
-					&ucli.DurationFlag{Name: "watch", Usage: "repeat every `INTERVAL` until interrupted"}},
+					&ucli.DurationFlag{Name: "watch", Usage: "repeat every `INTERVAL` until interrupted"}}, clientTLSFlags()...),
 				Action: func(c *ucli.Context) error {
 					for {
 						var st server.RaftStatus
@@ -50,7 +50,7 @@ func raftCommand() *ucli.Command {
 			{
 				Name:  "leader",
 				Usage: "print the leader's replica id",
-				Flags: []ucli.Flag{admin},
+				Flags: append([]ucli.Flag{admin}, clientTLSFlags()...),
 				Action: func(c *ucli.Context) error {
 					var st server.RaftStatus
 					if err := adminCall(c, http.MethodGet, "/raft/status", nil, &st); err != nil {
@@ -67,7 +67,7 @@ func raftCommand() *ucli.Command {
 				Name:      "transfer-leader",
 				Usage:     "make replica ID the leader",
 				ArgsUsage: "ID",
-				Flags:     []ucli.Flag{admin},
+				Flags:     append([]ucli.Flag{admin}, clientTLSFlags()...),
 				Action: func(c *ucli.Context) error {
 					id, err := argID(c)
 					if err != nil {
@@ -82,7 +82,7 @@ func raftCommand() *ucli.Command {
 				Name:      "remove-voter",
 				Usage:     "remove replica ID, voter or observer (a voter is refused below a safe majority unless --force)",
 				ArgsUsage: "ID",
-				Flags:     []ucli.Flag{admin, &ucli.BoolFlag{Name: "force", Usage: "remove even below a safe majority"}},
+				Flags:     append([]ucli.Flag{admin, &ucli.BoolFlag{Name: "force", Usage: "remove even below a safe majority"}}, clientTLSFlags()...),
 				Action: func(c *ucli.Context) error {
 					id, err := argID(c)
 					if err != nil {
@@ -102,7 +102,7 @@ func addMemberCommand(admin ucli.Flag, name, usage string) *ucli.Command {
 		Name:      name,
 		Usage:     usage,
 		ArgsUsage: "ID ADDR",
-		Flags:     []ucli.Flag{admin},
+		Flags:     append([]ucli.Flag{admin}, clientTLSFlags()...),
 		Action: func(c *ucli.Context) error {
 			id, err := argID(c)
 			if err != nil {
@@ -131,10 +131,17 @@ func argID(c *ucli.Context) (string, error) {
 
 // adminCall talks to a node's admin endpoint and decodes its JSON answer.
 func adminCall(c *ucli.Context, method, path string, form url.Values, out any) error {
+	tlsCfg, err := clientTLS(c)
+	if err != nil {
+		return fmt.Errorf("%w; see --tls-ca, --tls-cert, --tls-key", err)
+	}
 	u := "http://" + c.String("admin") + path
 	client := &http.Client{Timeout: 20 * time.Second}
+	if tlsCfg != nil { // an admin port with admin.forceHttps
+		u = "https://" + c.String("admin") + path
+		client.Transport = &http.Transport{TLSClientConfig: tlsCfg}
+	}
 	var resp *http.Response
-	var err error
 	if method == http.MethodPost {
 		resp, err = client.PostForm(u, form)
 	} else {

@@ -124,7 +124,31 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST /ui/sessions/expire", c.expireSession)
 	mux.HandleFunc("GET /ui/bridge", c.bridgePage)
 	mux.HandleFunc("GET /ui/api/local", c.localJSON)
-	return securityHeaders(mux)
+	return securityHeaders(loopbackOrTLS(mux))
+}
+
+// loopbackOrTLS serves other hosts only over HTTPS: a console exposed on a
+// plaintext admin port would hand its pages, and its administrators'
+// passwords, to the network. Loopback clients are always served, and so
+// is /ui/api/local, which the other nodes ask (it tells what /commands
+// already does: roles, indexes, connections).
+func loopbackOrTLS(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil && !fromLoopback(r) && r.URL.Path != "/ui/api/local" {
+			http.Error(w, "the web console serves other hosts only over HTTPS: set admin.forceHttps (admin_https) with the ssl.* stores, or browse from this host", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func cacheForever(h http.Handler) http.Handler {

@@ -161,3 +161,32 @@ func TestClientCertificateIdentity(t *testing.T) {
 		t.Fatalf("certificate administrator and super user: %+v", v)
 	}
 }
+
+// Other hosts get the console only over HTTPS, loopback always; the other
+// nodes' /ui/api/local is served either way.
+func TestOtherHostsOnlyOverHTTPS(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	h := loopbackOrTLS(ok)
+	for _, tc := range []struct {
+		remote, path string
+		tls          bool
+		want         int
+	}{
+		{"127.0.0.1:5000", "/ui/cluster", false, http.StatusOK},
+		{"[::1]:5000", "/ui/cluster", false, http.StatusOK},
+		{"10.0.0.9:5000", "/ui/cluster", false, http.StatusForbidden},
+		{"10.0.0.9:5000", "/ui/cluster", true, http.StatusOK},
+		{"10.0.0.9:5000", "/ui/api/local", false, http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.RemoteAddr = tc.remote
+		if tc.tls {
+			req.TLS = &tls.ConnectionState{}
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s %s (tls %v): %d, want %d", tc.remote, tc.path, tc.tls, rec.Code, tc.want)
+		}
+	}
+}

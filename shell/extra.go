@@ -1,10 +1,8 @@
 package shell
 
 import (
-	"bufio"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	pathpkg "path"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkbridge/zkbridge/migrate"
 	"github.com/zkbridge/zkbridge/shell/zkclient"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -25,8 +24,8 @@ func extraCommands() map[string]command {
 		"du":    {usage: "path [--json]", run: cmdDu, help: "znodes and bytes per subtree"},
 		"find":  {usage: "path [--name GLOB] [--ephemeral] [--owner SID] [--json]", run: cmdFind, help: "list the znodes below path that match"},
 		"watch": {usage: "path [--count N] [--json]", run: cmdWatch, help: "print every change below path until interrupted"},
-		"dump":  {usage: "path -o file", run: cmdDump, help: "write a subtree (data and ACLs) to a file"},
-		"load":  {usage: "file [--overwrite]", run: cmdLoad, help: "create the znodes of a dump file"},
+		"dump":  {usage: "path -o file", run: cmdDump, help: "write a subtree (data, ACLs, stats) to a file in the migration format"},
+		"load":  {usage: "file [--overwrite]", run: cmdLoad, help: "create the znodes of a dump (or migration export) file"},
 	}
 }
 
@@ -430,23 +429,22 @@ func cmdDump(s *Shell, words []string) error {
 		return usageError("dump")
 	}
 	root, file := p.args[1], p.opts["o"]
-	f, err := os.Create(file)
+	// The migration export format (migrate/format.go), so a dump is also
+	// what `zkbridge migrate import` reads.
+	w, err := migrate.Create(file, migrate.Header{Source: s.host, Path: root, Created: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return errorf("dump: %v", err)
 	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	nodes, skipped := 0, 0
+	skipped := 0
 	werr := walk(s.zk, root, -1, func(path string, st zkproto.Stat, _ []string, _ int) error {
 		if path == "/zookeeper" || strings.HasPrefix(path, "/zookeeper/") {
 			return nil // the server's own nodes
 		}
-		kind := ownerKind(st.EphemeralOwner)
-		if kind == "ephemeral" {
-			skipped++ // an ephemeral belongs to its session; a load cannot recreate that
+		if ownerKind(st.EphemeralOwner) == "ephemeral" {
+			skipped++ // an ephemeral belongs to its session, which a dump does not carry
 			return nil
 		}
-		data, _, err := s.zk.Get(path, false)
+		data, st, err := s.zk.Get(path, false)
 		if zkclient.Code(err) == zkproto.ErrNoNode {
 			return nil
 		}
@@ -457,33 +455,22 @@ func cmdDump(s *Shell, words []string) error {
 		if err != nil {
 			return err
 		}
-		rec := dumpRecord{Path: path, Ctime: st.Ctime, Mtime: st.Mtime}
-		if data != nil {
-			b := base64.StdEncoding.EncodeToString(data)
-			rec.Data = &b
-		}
+		n := &migrate.Node{Path: path, Data: data, Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime,
+			Mtime: st.Mtime, Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion,
+			EphemeralOwner: st.EphemeralOwner, NumChildren: st.NumChildren, Creates: (st.Cversion + st.NumChildren) / 2}
 		for _, a := range acl {
-			rec.ACL = append(rec.ACL, dumpACL{a.ID.Scheme, a.ID.ID, a.Perms})
+			n.ACL = append(n.ACL, migrate.ACL{Perms: a.Perms, Scheme: a.ID.Scheme, ID: a.ID.ID})
 		}
-		if kind == "container" || kind == "ttl" {
-			rec.Mode = kind
-		}
-		if kind == "ttl" {
-			rec.TTL = st.EphemeralOwner & maxTTL
-		}
-		nodes++
-		return enc.Encode(rec)
+		return w.Node(n)
 	})
-	if err := w.Flush(); werr == nil {
-		werr = err
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
 	if werr != nil {
+		w.Abort()
 		return wrap(werr)
 	}
-	s.stderr("dumped %d znodes of %s to %s", nodes, root, file)
+	if err := w.Close(); err != nil {
+		return errorf("dump: %v", err)
+	}
+	s.stderr("dumped %d znodes of %s to %s", w.Counts().Nodes, root, file)
 	if skipped > 0 {
 		s.stderr(" (%d ephemerals left out)", skipped)
 	}
@@ -500,50 +487,51 @@ func cmdLoad(s *Shell, words []string) error {
 	if len(p.args) != 2 {
 		return usageError("load")
 	}
-	f, err := os.Open(p.args[1])
+	r, err := migrate.Open(p.args[1])
 	if err != nil {
 		return errorf("load: %v", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	created, updated, existing, line := 0, 0, 0, 0
-	for sc.Scan() {
-		line++
-		var rec dumpRecord
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return errorf("load: %s line %d: %v", p.args[1], line, err)
+	defer r.Close()
+	created, updated, existing, ephemerals := 0, 0, 0, 0
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
 		}
-		var data []byte
-		if rec.Data != nil {
-			if data, err = base64.StdEncoding.DecodeString(*rec.Data); err != nil {
-				return errorf("load: %s line %d: data: %v", p.args[1], line, err)
-			}
+		if err != nil {
+			return errorf("load: %v", err)
 		}
-		acl := make([]zkproto.ACL, 0, len(rec.ACL))
-		for _, a := range rec.ACL {
+		n := rec.Node
+		if n == nil {
+			continue // a session: only a migration import can carry one over
+		}
+		acl := make([]zkproto.ACL, 0, len(n.ACL))
+		for _, a := range n.ACL {
 			acl = append(acl, zkproto.ACL{Perms: a.Perms, ID: zkproto.Id{Scheme: a.Scheme, ID: a.ID}})
 		}
 		if len(acl) == 0 {
 			acl = zkproto.OpenACLUnsafe()
 		}
-		mode := zkproto.ModePersistent
-		switch rec.Mode {
+		mode, ttl := zkproto.ModePersistent, int64(0)
+		switch ownerKind(n.EphemeralOwner) {
+		case "ephemeral":
+			ephemerals++
+			continue
 		case "container":
 			mode = zkproto.ModeContainer
 		case "ttl":
-			mode = zkproto.ModePersistentWithTTL
+			mode, ttl = zkproto.ModePersistentWithTTL, n.EphemeralOwner&maxTTL
 		}
-		if rec.Path == "/" {
+		if n.Path == "/" {
 			existing++
 			continue
 		}
-		_, _, err := s.zk.Create(rec.Path, data, acl, mode, rec.TTL)
+		_, _, err = s.zk.Create(n.Path, n.Data, acl, mode, ttl)
 		switch {
 		case err == nil:
 			created++
 		case zkclient.Code(err) == zkproto.ErrNodeExists && overwrite:
-			if _, err := s.zk.Set(rec.Path, data, -1); err != nil {
+			if _, err := s.zk.Set(n.Path, n.Data, -1); err != nil {
 				return wrap(err)
 			}
 			updated++
@@ -553,12 +541,12 @@ func cmdLoad(s *Shell, words []string) error {
 			return wrap(err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return errorf("load: %v", err)
-	}
 	s.stderr("loaded %s: %d created, %d updated, %d already there", p.args[1], created, updated, existing)
 	if existing > 0 && !overwrite {
 		s.stderr(" (kept; --overwrite replaces their data)")
+	}
+	if ephemerals > 0 {
+		s.stderr("; %d ephemerals skipped (their sessions are not carried)", ephemerals)
 	}
 	s.stderr("\n")
 	return nil

@@ -151,12 +151,19 @@ ssl.trustStore.type=PEM
 ssl.clientAuth=want
 authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
 X509AuthenticationProvider.superUser=CN=admin,O=Ops
+client.portUnification=true
 `, securePort, f.server, tlsStorePassword, f.trust)
 }
 
-// startTLSPair starts ZooKeeper and zkbridge with f's zoo.cfg TLS keys
-// and returns their secure client addresses.
-func startTLSPair(t *testing.T, f *tlsFiles) (zkSecure, zbSecure string) {
+// tlsPair is ZooKeeper and zkbridge started with the same TLS keys: their
+// secure client ports and their client ports (TLS and plaintext unified).
+type tlsPair struct {
+	zkSecure, zbSecure   string
+	zkUnified, zbUnified string
+}
+
+// startTLSPair starts ZooKeeper and zkbridge with f's zoo.cfg TLS keys.
+func startTLSPair(t *testing.T, f *tlsFiles) tlsPair {
 	t.Helper()
 	port, err := FreePort()
 	if err != nil {
@@ -193,7 +200,8 @@ func startTLSPair(t *testing.T, f *tlsFiles) (zkSecure, zbSecure string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	return fmt.Sprintf("127.0.0.1:%d", port), srv.SecureClientAddr()
+	return tlsPair{zkSecure: fmt.Sprintf("127.0.0.1:%d", port), zbSecure: srv.SecureClientAddr(),
+		zkUnified: zk.Addr, zbUnified: srv.ClientAddr()}
 }
 
 func TestTLSAgainstZooKeeper(t *testing.T) {
@@ -201,7 +209,8 @@ func TestTLSAgainstZooKeeper(t *testing.T) {
 		t.Skip("needs a real ZooKeeper; skipped in -short mode")
 	}
 	f := newTLSFiles(t)
-	zkAddr, zbAddr := startTLSPair(t, f)
+	pair := startTLSPair(t, f)
+	zkAddr, zbAddr := pair.zkSecure, pair.zbSecure
 
 	t.Run("x509 identities and ACLs", func(t *testing.T) {
 		zk, zb := both(zkAddr, zbAddr, func(addr string) []string { return tlsTranscript(f, addr) })
@@ -218,6 +227,15 @@ func TestTLSAgainstZooKeeper(t *testing.T) {
 		}
 		if testing.Verbose() {
 			t.Logf("transcript (both):\n%s", strings.Join(zk, "\n"))
+		}
+	})
+	t.Run("port unification", func(t *testing.T) {
+		zk, zb := both(pair.zkUnified, pair.zbUnified, func(addr string) []string { return unifiedTranscript(f, addr) })
+		if d := diff(zk, zb); d != "" {
+			t.Fatalf("unified client port transcripts differ (ZooKeeper vs zkbridge):\n%s", d)
+		}
+		if testing.Verbose() {
+			t.Logf("unified port (both):\n%s", strings.Join(zk, "\n"))
 		}
 	})
 	t.Run("zkCli.sh on Netty", func(t *testing.T) {
@@ -278,6 +296,53 @@ func TestTLSAgainstZooKeeper(t *testing.T) {
 			t.Errorf("kazoo over TLS saw different results (ZooKeeper vs zkbridge):\n%s", d)
 		}
 	})
+}
+
+// unifiedTranscript: on a client.portUnification port a TLS client (with
+// its x509 identity), a plaintext client and a four-letter word are all
+// served.
+func unifiedTranscript(f *tlsFiles, addr string) []string {
+	var out []string
+	pool := x509.NewCertPool()
+	pool.AddCert(f.ca.Cert)
+	c := f.certs["alice"]
+	cfg := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1",
+		Certificates: []tls.Certificate{{Certificate: [][]byte{c.leaf.Cert.Raw}, PrivateKey: c.leaf.Key}}}
+	whoAmI := func(name string, nc net.Conn, err error) {
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: no connection", name))
+			return
+		}
+		cl, _, err := connectOver(nc, name)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: no session", name))
+			return
+		}
+		defer cl.Close()
+		r, err := cl.Call(zkproto.OpWhoAmI, nil)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s whoAmI: %v", name, err))
+			return
+		}
+		var ids []string
+		for _, ci := range r.Body.(*zkproto.WhoAmIResponse).ClientInfo {
+			ids = append(ids, ci.AuthScheme+":"+ci.User)
+		}
+		sort.Strings(ids)
+		out = append(out, fmt.Sprintf("%s whoAmI: %v", name, ids))
+	}
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: ioTimeout}, "tcp", addr, cfg)
+	whoAmI("TLS", nc, err)
+	plain, err := net.DialTimeout("tcp", addr, ioTimeout)
+	whoAmI("plaintext", plain, err)
+	if nc, err := net.DialTimeout("tcp", addr, ioTimeout); err == nil {
+		_, _ = nc.Write([]byte("ruok"))
+		_ = nc.SetReadDeadline(time.Now().Add(ioTimeout))
+		b, _ := io.ReadAll(nc)
+		out = append(out, fmt.Sprintf("ruok: %q", b))
+		nc.Close()
+	}
+	return out
 }
 
 func containsLine(lines []string, want string) bool {

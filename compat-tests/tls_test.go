@@ -99,6 +99,8 @@ func newTLSFiles(t *testing.T) *tlsFiles {
 			one(tlstest.OIDOrganization, utf8, "Ops"),
 			one(tlstest.OIDCommonName, utf8, "admin"),
 		}, `CN=admin,O=Ops`},
+		// One RDN: zkCli's setAcl splits its argument at commas.
+		{"dave", [][]tlstest.AVA{one(tlstest.OIDCommonName, utf8, "dave")}, `CN=dave`},
 	}
 	for _, s := range subjects {
 		raw, err := tlstest.Name(s.rdns...)
@@ -240,7 +242,7 @@ func TestTLSAgainstZooKeeper(t *testing.T) {
 	})
 	t.Run("zkCli.sh on Netty", func(t *testing.T) {
 		requireTool(t, zkCliPath)
-		cmds := []string{"whoami", "create /zkcli-tls data", "setAcl /zkcli-tls x509:" + f.certs["bob"].dn + ":cdrwa", "getAcl /zkcli-tls", "get /zkcli-tls", "delete /zkcli-tls", "ls /"}
+		cmds := []string{"whoami", "create /zkcli-tls data", "setAcl /zkcli-tls x509:" + f.certs["dave"].dn + ":cdrwa", "getAcl /zkcli-tls", "get /zkcli-tls", "delete /zkcli-tls", "ls /"}
 		type result struct {
 			out string
 			err error
@@ -408,7 +410,7 @@ func tlsTranscript(f *tlsFiles, addr string) []string {
 		return r
 	}
 	clients := map[string]*Client{}
-	for _, name := range []string{"alice", "bob", "carol", "admin"} {
+	for _, name := range []string{"alice", "bob", "carol", "admin", "dave"} {
 		if c := connect(name, cfgFor(f.certs[name])); c != nil {
 			clients[name] = c
 			defer c.Close()
@@ -432,7 +434,7 @@ func tlsTranscript(f *tlsFiles, addr string) []string {
 			logf("  acl %s:%s perms %d", a.ID.Scheme, a.ID.ID, a.Perms)
 		}
 	}
-	for _, name := range []string{"alice", "bob", "carol", "admin"} {
+	for _, name := range []string{"alice", "bob", "carol", "admin", "dave"} {
 		if c := clients[name]; c != nil {
 			call(c, "getData /tls-x509", zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/tls-x509"})
 		}

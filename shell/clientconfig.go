@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zkbridge/zkbridge/server/auth/sasl"
+	"github.com/zkbridge/zkbridge/shell/zkclient"
 )
 
 type dialFunc func(addr string, timeout time.Duration) (net.Conn, error)
@@ -38,16 +42,61 @@ func readProperties(path string) (map[string]string, error) {
 	return props, sc.Err()
 }
 
-// loadClientConfig reads zkCli's -client-configuration file and returns
-// the dialer it asks for: TLS when zookeeper.client.secure=true, with
-// PEM trust and key stores (zookeeper.ssl.trustStore.location,
-// zookeeper.ssl.keyStore.location; JKS and PKCS12 stores must be converted
-// to PEM first). nil means plain TCP.
-func loadClientConfig(path string) (dialFunc, error) {
-	props, err := readProperties(path)
-	if err != nil {
-		return nil, fmt.Errorf("-client-configuration: %w", err)
+// clientConfig is what zkCli's -client-configuration file and
+// CLIENT_JVMFLAGS ask of the connection.
+type clientConfig struct {
+	dial dialFunc                  // nil: plain TCP
+	sasl *zkclient.SASLCredentials // nil: no SASL
+}
+
+// jaasFlag finds -Djava.security.auth.login.config=… in JVM flags.
+var jaasFlag = regexp.MustCompile(`-Djava\.security\.auth\.login\.config=(\S+)`)
+
+// loadClientConfig reads zkCli's -client-configuration file (path may be
+// empty) and the JAAS file named there or in $CLIENT_JVMFLAGS, as the
+// Java client does: TLS (loadTLS) and SASL DIGEST-MD5 with the username
+// and password of the JAAS section zookeeper.sasl.clientconfig (default
+// Client), unless zookeeper.sasl.client=false.
+func loadClientConfig(path string) (clientConfig, error) {
+	var cc clientConfig
+	props := map[string]string{}
+	if path != "" {
+		var err error
+		if props, err = readProperties(path); err != nil {
+			return cc, fmt.Errorf("-client-configuration: %w", err)
+		}
 	}
+	jaas := props["java.security.auth.login.config"]
+	if m := jaasFlag.FindStringSubmatch(os.Getenv("CLIENT_JVMFLAGS")); jaas == "" && m != nil {
+		jaas = m[1]
+	}
+	if jaas != "" && props["zookeeper.sasl.client"] != "false" {
+		j, err := sasl.LoadJAAS(jaas)
+		if err != nil {
+			return cc, fmt.Errorf("JAAS file: %w", err)
+		}
+		section := props["zookeeper.sasl.clientconfig"]
+		if section == "" {
+			section = "Client"
+		}
+		// Java skips SASL when its section is absent; so do we.
+		for _, m := range j.Sections[section] {
+			if m.Class != sasl.DigestLoginModule {
+				return cc, fmt.Errorf("JAAS %s section %s: login module %s: zkbridge shell speaks DIGEST-MD5 (%s) only", jaas, section, m.Class, sasl.DigestLoginModule)
+			}
+			cc.sasl = &zkclient.SASLCredentials{User: m.Options["username"], Password: m.Options["password"]}
+		}
+	}
+	var err error
+	cc.dial, err = loadTLS(props)
+	return cc, err
+}
+
+// loadTLS returns the dialer the properties ask for: TLS when
+// zookeeper.client.secure=true, with PEM trust and key stores
+// (zookeeper.ssl.trustStore.location, zookeeper.ssl.keyStore.location; JKS
+// and PKCS12 stores must be converted to PEM first). nil means plain TCP.
+func loadTLS(props map[string]string) (dialFunc, error) {
 	if props["zookeeper.client.secure"] != "true" {
 		return nil, nil
 	}

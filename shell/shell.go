@@ -54,6 +54,7 @@ type Shell struct {
 	printWatches bool
 	exitCode     int
 	dial         dialFunc
+	sasl         *zkclient.SASLCredentials
 	// onEvent, when set, receives every event too (the watch command).
 	onEvent func(zkclient.Event)
 	// quiet drops zkCli's greeting and connection-state events, so a
@@ -121,14 +122,12 @@ func ParseArgs(args []string) (Options, []string, error) {
 // Run runs cmd (zkCli's non-interactive mode) or, when cmd is empty, the
 // interactive loop, and returns zkCli's exit code.
 func (s *Shell) Run(cmd []string) int {
-	if s.opts.ClientConfig != "" {
-		d, err := loadClientConfig(s.opts.ClientConfig)
-		if err != nil {
-			fmt.Fprintln(s.err, err)
-			return exitInvocation
-		}
-		s.dial = d
+	cc, err := loadClientConfig(s.opts.ClientConfig)
+	if err != nil {
+		fmt.Fprintln(s.err, err)
+		return exitInvocation
 	}
+	s.dial, s.sasl = cc.dial, cc.sasl
 	s.quiet = len(cmd) > 0 && slices.Contains(cmd, "--json")
 	if !s.quiet {
 		s.println("Connecting to " + s.opts.Server)
@@ -215,6 +214,7 @@ func (s *Shell) connect(host string) error {
 	if s.dial != nil {
 		opts.Dial = s.dial
 	}
+	opts.SASL = s.sasl
 	zk, err := zkclient.New(opts)
 	if err != nil {
 		return err

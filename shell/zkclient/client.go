@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkbridge/zkbridge/server/auth/sasl"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -142,6 +143,14 @@ type Options struct {
 	Watcher func(Event)
 	// Dial opens a connection (default: TCP). TLS plugs in here.
 	Dial func(addr string, timeout time.Duration) (net.Conn, error)
+	// SASL, when set, authenticates every connection with DIGEST-MD5
+	// before any request, as the Java client with a JAAS Client section.
+	SASL *SASLCredentials
+}
+
+// SASLCredentials are a DIGEST-MD5 user and password.
+type SASLCredentials struct {
+	User, Password string
 }
 
 // ParseConnectString splits zkCli's "-server" form "h1:p1,h2:p2/chroot"
@@ -321,6 +330,12 @@ func (c *Client) run() {
 				c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateExpired})
 				return
 			}
+			var refused *saslRefusedError
+			if errors.As(err, &refused) {
+				c.finish(StateAuthFailed, zkproto.ErrAuthFailed)
+				c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateAuthFailed})
+				return
+			}
 			c.attemptDone()
 			failures++
 			// A pass over every server failed: back off a little, as the
@@ -398,6 +413,20 @@ func (c *Client) connect() (net.Conn, string, error) {
 	if resp.ReadOnly {
 		c.state = StateConnectedReadOnly
 	}
+	if c.opts.SASL != nil {
+		// SASL first, on the bare connection: nothing else may go out
+		// before it completes (the Java client holds its queue too). As in
+		// Java, the connection is announced before it is authenticated.
+		c.mu.Unlock()
+		c.emit(Event{Type: zkproto.EventNone, State: connectedState(resp.ReadOnly)})
+		err := c.saslExchange(nc)
+		c.mu.Lock()
+		if err != nil {
+			c.mu.Unlock()
+			nc.Close()
+			return nil, addr, err
+		}
+	}
 	auths := append([]authInfo(nil), c.auths...)
 	sw := c.watches.setWatches(c.lastZxid, c.opts.Chroot)
 	c.mu.Unlock()
@@ -424,11 +453,11 @@ func (c *Client) connect() (net.Conn, string, error) {
 			nc.Close()
 		}
 	}
-	state := zkproto.StateSyncConnected
-	if resp.ReadOnly {
-		state = zkproto.StateConnectedReadOnly
+	if c.opts.SASL != nil {
+		c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateSaslAuthenticated})
+	} else {
+		c.emit(Event{Type: zkproto.EventNone, State: connectedState(resp.ReadOnly)})
 	}
-	c.emit(Event{Type: zkproto.EventNone, State: state})
 	c.attemptDone()
 	return nc, addr, nil
 }
@@ -687,4 +716,66 @@ func (c *Client) finish(st State, code zkproto.ErrCode) {
 	for _, p := range pending {
 		p.done <- &Error{Code: code, Path: p.path}
 	}
+}
+
+// saslRefusedError is a SASL exchange the server refused: the session
+// cannot authenticate, retrying would not help.
+type saslRefusedError struct{ err error }
+
+func (e *saslRefusedError) Error() string { return "SASL authentication failed: " + e.err.Error() }
+
+// saslExchange runs DIGEST-MD5 on a new connection: an empty first token,
+// the server's challenge answered, its rspauth verified.
+func (c *Client) saslExchange(nc net.Conn) error {
+	dc := &sasl.DigestClient{User: c.opts.SASL.User, Password: c.opts.SASL.Password}
+	fr := zkproto.NewFrameReader(nc, zkproto.DefaultMaxBuffer)
+	_ = nc.SetDeadline(time.Now().Add(c.opts.SessionTimeout))
+	defer func() { _ = nc.SetDeadline(time.Time{}) }()
+	token := []byte{}
+	for step := 0; step < 2; step++ {
+		c.mu.Lock()
+		c.xid++
+		xid := c.xid
+		c.mu.Unlock()
+		if err := c.write(nc, xid, zkproto.OpSASL, &zkproto.GetSASLRequest{Token: token}); err != nil {
+			return err
+		}
+		frame, err := fr.Next()
+		if err != nil {
+			if step == 1 {
+				// The server hangs up on a wrong password.
+				return &saslRefusedError{err: fmt.Errorf("the server closed the connection: %w", err)}
+			}
+			return err
+		}
+		d := zkproto.NewDecoder(frame)
+		var h zkproto.ReplyHeader
+		var resp zkproto.SetSASLResponse
+		if err := h.Decode(d); err != nil {
+			return err
+		}
+		if h.Err != zkproto.ErrOK {
+			return &saslRefusedError{err: h.Err}
+		}
+		if err := resp.Decode(d); err != nil {
+			return fmt.Errorf("SASL reply: %w", err)
+		}
+		if step == 0 {
+			if token, err = dc.Respond(resp.Token); err != nil {
+				return &saslRefusedError{err: err}
+			}
+			continue
+		}
+		if err := dc.Verify(resp.Token); err != nil {
+			return &saslRefusedError{err: err}
+		}
+	}
+	return nil
+}
+
+func connectedState(readOnly bool) zkproto.KeeperState {
+	if readOnly {
+		return zkproto.StateConnectedReadOnly
+	}
+	return zkproto.StateSyncConnected
 }

@@ -33,15 +33,25 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestQuorumTLSKeepsOutAWrongCertificate runs three nodes with
-// sslQuorum=true where node 3's certificate comes from another CA: nodes
-// 1 and 2 form the quorum and commit writes, node 3 never receives an
-// entry, and the refusal is in the logs.
+// sslQuorum=true where node 3's certificate comes from another CA, or has
+// expired: nodes 1 and 2 form the quorum and commit writes, node 3 never
+// receives an entry, and the refusal is in the logs.
 func TestQuorumTLSKeepsOutAWrongCertificate(t *testing.T) {
 	ca, _ := tlstest.NewCA("quorum CA")
 	rogue, _ := tlstest.NewCA("rogue CA")
-	stores := func(issuer *tlstest.CA, cn string) tlsconf.Settings {
+	expired := tlstest.Options{CN: "node", NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}
+	t.Run("another CA", func(t *testing.T) {
+		quorumRefusal(t, ca, rogue, tlstest.Options{CN: "node"}, "certificate signed by unknown authority")
+	})
+	t.Run("expired", func(t *testing.T) { quorumRefusal(t, ca, ca, expired, "expired") })
+}
+
+// quorumRefusal runs the cluster with node 3's certificate issued by
+// badIssuer with badOpts; logged names what the refusal must say.
+func quorumRefusal(t *testing.T, ca, badIssuer *tlstest.CA, badOpts tlstest.Options, logged string) {
+	stores := func(issuer *tlstest.CA, opts tlstest.Options) tlsconf.Settings {
 		dir := t.TempDir()
-		leaf, err := issuer.Issue(tlstest.Options{CN: cn})
+		leaf, err := issuer.Issue(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,14 +66,14 @@ func TestQuorumTLSKeepsOutAWrongCertificate(t *testing.T) {
 	logs := make([]*lockedBuffer, 3)
 	servers := make([]*Server, 3)
 	for i := range servers {
-		issuer := ca
+		issuer, opts := ca, tlstest.Options{CN: "node"}
 		if i == 2 {
-			issuer = rogue
+			issuer, opts = badIssuer, badOpts
 		}
 		cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: peers[uint64(i+1)], ReplicaID: uint64(i + 1),
 			Peers: peers, AdminDisabled: true, FourLetterWords: []string{"*"}}
 		cfg.TLS.QuorumEnabled = true
-		cfg.TLS.Quorum = stores(issuer, "node")
+		cfg.TLS.Quorum = stores(issuer, opts)
 		logs[i] = &lockedBuffer{}
 		s, err := New(cfg, zerolog.New(logs[i]).Level(zerolog.InfoLevel))
 		if err != nil {
@@ -97,10 +107,10 @@ func TestQuorumTLSKeepsOutAWrongCertificate(t *testing.T) {
 	// Give node 3 every chance: several heartbeats and redials.
 	time.Sleep(time.Second)
 	if got := servers[2].node.LastZxid(); got != 0 {
-		t.Errorf("node 3 with a certificate of another CA applied up to zxid %#x", got)
+		t.Errorf("node 3 with a bad certificate applied up to zxid %#x", got)
 	}
 	if servers[2].Ready() == nil {
-		t.Error("node 3 with a certificate of another CA serves")
+		t.Error("node 3 with a bad certificate serves")
 	}
 	for i, want := range map[int]string{0: "peer TLS handshake failed", 2: "peer TLS handshake failed"} {
 		if !strings.Contains(logs[i].String(), want) {
@@ -113,6 +123,9 @@ func TestQuorumTLSKeepsOutAWrongCertificate(t *testing.T) {
 			line = l
 			break
 		}
+	}
+	if !strings.Contains(logs[0].String(), logged) {
+		t.Errorf("node 1's log does not say %q: %s", logged, line)
 	}
 	t.Logf("node 1 logged: %s", line)
 }

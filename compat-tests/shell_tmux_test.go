@@ -156,3 +156,35 @@ func TestShellUnderTmux(t *testing.T) {
 	b, _ := os.ReadFile(history)
 	t.Fatalf("history file lacks the commands: %q", b)
 }
+
+// TestShellBinaryExitCodes runs the built zkbridge binary as scripts do:
+// zkCli's exit codes reach the shell (0, 1, 127, 2), and a one-shot --json
+// command prints the JSON alone.
+func TestShellBinaryExitCodes(t *testing.T) {
+	_, zbAddr := servers(t)
+	bin := zkbridgeBinary(t)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"shell", "-server", zbAddr, "ls", "/"}, 0},
+		{[]string{"shell", "-server", zbAddr, "get", "/no/such/node"}, 1},
+		{[]string{"shell", "-server", zbAddr, "bogus"}, 127},
+		{[]string{"shell", "-server", zbAddr, "-timeout", "x", "ls", "/"}, 2},
+	} {
+		err := exec.Command(bin, c.args...).Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code {
+			t.Errorf("zkbridge %s: exit %d, want %d", strings.Join(c.args, " "), code, c.code)
+		}
+	}
+	out, err := exec.Command(bin, "shell", "-server", zbAddr, "stat", "--json", "/").Output()
+	if err != nil || !strings.HasPrefix(string(out), `{"path":"/","stat":{`) {
+		t.Fatalf("stat --json: %v %q", err, out)
+	}
+}

@@ -2,6 +2,7 @@ package compattests
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -249,6 +250,19 @@ func TestShellBeyondZkCli(t *testing.T) {
 			stdout, _, _ = runShell(addr, "find", "/beyond", "--name", "?")
 			if stdout != "/beyond/a\n/beyond/a/b\n/beyond/c\n" {
 				t.Errorf("find --name ?: %q", stdout)
+			}
+			// --owner finds the ephemerals of one live session.
+			owner, err := zkclient.New(zkclient.Options{Servers: []string{addr}, SessionTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := owner.Create("/beyond/a/mine", nil, zkproto.OpenACLUnsafe(), zkproto.ModeEphemeral, 0); err != nil {
+				t.Fatal(err)
+			}
+			stdout, _, _ = runShell(addr, "find", "/beyond", "--owner", fmt.Sprintf("0x%x", owner.SessionID()))
+			owner.Close()
+			if stdout != "/beyond/a/mine\n" {
+				t.Errorf("find --owner: %q", stdout)
 			}
 			dump := filepath.Join(t.TempDir(), "beyond.jsonl")
 			if _, stderr, code := runShell(addr, "dump", "/beyond", "-o", dump); code != 0 || !strings.Contains(stderr, "dumped 4 znodes") {

@@ -142,6 +142,7 @@ func loadMix(t *testing.T, c *zk.Conn, bulk int) {
 	// Quota: zkCli's setquota -n 100 /app writes these nodes.
 	must(c.Create("/zookeeper/quota/app", nil, 0, open))
 	must(c.Create("/zookeeper/quota/app/zookeeper_limits", []byte("count=100,bytes=-1"), 0, open))
+	must(c.Create("/zookeeper/quota/app/zookeeper_stats", []byte("count=0,bytes=0"), 0, open))
 	// Large values.
 	big := make([]byte, 1000_000)
 	for i := range big {
@@ -171,7 +172,7 @@ func loadMix(t *testing.T, c *zk.Conn, bulk int) {
 func transcript(t *testing.T, c *zk.Conn, tag string) string {
 	t.Helper()
 	var b strings.Builder
-	for _, p := range []string{"/", "/app", "/app/d0", "/seq", "/acl/digest", "/acl/ip", "/acl/auth", "/ctr", "/ttl", "/big/v1", "/bulk/g0000/n0001", "/zookeeper/quota/app/zookeeper_limits"} {
+	for _, p := range []string{"/", "/app", "/app/d0", "/seq", "/acl/digest", "/acl/ip", "/acl/auth", "/ctr", "/ttl", "/big/v1", "/bulk/g0000/n0001", "/zookeeper/quota/app/zookeeper_limits", "/zookeeper/quota/app/zookeeper_stats"} {
 		acl, st, err := c.GetACL(p)
 		fmt.Fprintf(&b, "%s acl=%v err=%v czxid=%#x mzxid=%#x pzxid=%#x ctime=%d mtime=%d v=%d cv=%d av=%d owner=%#x len=%d kids=%d\n",
 			p, acl, err, st.Czxid, st.Mzxid, st.Pzxid, st.Ctime, st.Mtime, st.Version, st.Cversion, st.Aversion, st.EphemeralOwner, st.DataLength, st.NumChildren)

@@ -45,6 +45,7 @@ func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) 
 		res.Tails = append(res.Tails, t.String())
 	}
 	res.Zxid = tree.Zxid
+	recountQuotas(tree)
 	if d := tree.LastDigest; d != nil {
 		if got := tree.Digest(); got != d.TreeDigest {
 			return nil, fmt.Errorf("the replayed tree's digest %#x is not the %#x ZooKeeper logged with its last txn (zxid %#x): the snapshot and logs do not belong together (mixed servers or ensembles?)", got, d.TreeDigest, tree.Zxid)
@@ -137,4 +138,57 @@ func loadNewestValid(d *zkdata.DataDir, res *ConvertResult) (*zkdata.Tree, []zkd
 		res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", snap.Path, err))
 	}
 	return nil, nil, first
+}
+
+// recountQuotas sets every quota's stats node from its subtree, as
+// ZooKeeper does when it loads its data (setupQuota): the stats it keeps
+// while running are never logged, so the replayed stats node holds what
+// its create wrote.
+func recountQuotas(tree *zkdata.Tree) {
+	const root = "/zookeeper/quota"
+	for p := range tree.Nodes {
+		if !strings.HasPrefix(p, root+"/") || !strings.HasSuffix(p, "/zookeeper_limits") {
+			continue
+		}
+		q := strings.TrimSuffix(strings.TrimPrefix(p, root), "/zookeeper_limits")
+		stats := tree.Nodes[root+q+"/zookeeper_stats"]
+		if stats == nil || tree.Nodes[q] == nil {
+			continue
+		}
+		var count, bytes int64
+		for path, n := range tree.Nodes {
+			if path == q || strings.HasPrefix(path, q+"/") {
+				count++
+				bytes += int64(len(n.Data))
+			}
+		}
+		stats.Data = []byte(setStats(string(stats.Data), count, bytes))
+	}
+}
+
+// setStats rewrites count and bytes in a StatsTrack string
+// ("count=1,bytes=2[,…]"), keeping any other field.
+func setStats(s string, count, bytes int64) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "count":
+			kv = fmt.Sprintf("count=%d", count)
+		case "bytes":
+			kv = fmt.Sprintf("bytes=%d", bytes)
+		case "":
+			continue
+		}
+		seen[k] = true
+		out = append(out, kv)
+	}
+	if !seen["count"] {
+		out = append(out, fmt.Sprintf("count=%d", count))
+	}
+	if !seen["bytes"] {
+		out = append(out, fmt.Sprintf("bytes=%d", bytes))
+	}
+	return strings.Join(out, ",")
 }

@@ -11,6 +11,11 @@ import (
 // are returned as zkproto.ErrCode values (they are results, replicated like
 // any other); a non-nil error means storage trouble and fails the Update.
 type applier struct {
+	// importing: a migration import (ImportNodes, ImportUpdate) runs; the
+	// quota stats nodes are imported as the source has them, so the
+	// imported nodes neither recount nor adjust them.
+	importing bool
+
 	cfg     *Config
 	t       *txn
 	index   uint64

@@ -40,11 +40,15 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 	case *SetCutover:
 		res.Err, err = a.setCutover(o)
 	case *ImportNodes:
+		a.importing = true
 		err = a.importNodes(o, res)
+		a.importing = false
 	case *ImportSessions:
 		err = a.importSessions(o, res)
 	case *ImportUpdate:
+		a.importing = true
 		err = a.importUpdate(o, res)
+		a.importing = false
 	default:
 		err = a.clientWrite(cmd.Op, res)
 	}

@@ -64,3 +64,38 @@ func TestImportUpdateOverwritesDeletesAndCreates(t *testing.T) {
 		t.Fatalf("decoded %+v", got)
 	}
 }
+
+// Quota nodes move as the source has them: the stats node keeps the
+// source's count and bytes whatever order the subtree is imported in, and
+// the quota is known (later client writes adjust the stats).
+func TestImportKeepsQuotaStatsVerbatim(t *testing.T) {
+	h := newHarness(t, Config{})
+	nodes := []ImportedNode{
+		{Path: "/app", Data: []byte("root")},
+		{Path: "/zookeeper/quota/app"},
+		{Path: "/zookeeper/quota/app/zookeeper_limits", Data: []byte("count=100,bytes=-1")},
+		{Path: "/zookeeper/quota/app/zookeeper_stats", Data: []byte("count=3,bytes=9")},
+		{Path: "/app/a", Data: []byte("aa")},
+		{Path: "/app/a/b", Data: []byte("bbb")},
+	}
+	if r := h.do(0, &ImportNodes{Nodes: nodes}); r.Err != zkproto.ErrOK {
+		t.Fatalf("import: %+v", r)
+	}
+	stats := func() string {
+		v := h.view()
+		defer v.Close()
+		n, err := v.Get("/zookeeper/quota/app/zookeeper_stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(n.Data)
+	}
+	if got := stats(); got != "count=3,bytes=9" {
+		t.Fatalf("stats after the import: %q", got)
+	}
+	s := h.newSession()
+	h.create(s, "/app/c", []byte("c"), 0)
+	if got := stats(); got != "count=4,bytes=10" {
+		t.Fatalf("stats after a client's create: %q", got)
+	}
+}

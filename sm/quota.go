@@ -52,6 +52,9 @@ func (a *applier) quotaCreated(p string, dataLen int) error {
 		}
 		a.t.set(keyQuotaCount, encodeInt(n+1))
 	}
+	if a.importing {
+		return nil // the imported stats node is the source's, verbatim
+	}
 	if q := quotaPathOf(p, quotaStatNode); q != "" {
 		if err := a.recountQuota(q); err != nil {
 			return err
@@ -69,12 +72,18 @@ func (a *applier) quotaDeleted(p string, dataLen int) error {
 		}
 		a.t.set(keyQuotaCount, encodeInt(n-1))
 	}
+	if a.importing {
+		return nil
+	}
 	return a.quotaAdjust(p, -int64(dataLen), -1)
 }
 
 // quotaAdjust adds (bytes, count) to the stats of the longest quota path
 // that prefixes p (the root never has a quota).
 func (a *applier) quotaAdjust(p string, bytes, count int64) error {
+	if a.importing {
+		return nil
+	}
 	n, err := a.quotaCount()
 	if err != nil || n <= 0 {
 		return err

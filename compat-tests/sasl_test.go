@@ -246,16 +246,22 @@ func zkCliSASL(addr, jaas string, cmds []string) (string, error) {
 	return out.String(), err
 }
 
-// zkCliSASLLines keeps zkCli's results and events, dropping log lines and
-// the server address.
+// zkCliSASLLines keeps zkCli's results, then its watch events in arrival
+// order, dropping log lines and the server address. Events are moved out
+// because zkCli prints them from another thread, racing with the command
+// output (SaslAuthenticated and whoami's first line come in either order).
 func zkCliSASLLines(out, addr string) []string {
-	var lines []string
+	var lines, events []string
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimRight(l, "\r")
-		if l == "" || zkCliLogLine.MatchString(l) || strings.HasPrefix(l, "\t") || strings.Contains(l, "Exception") {
-			continue
+		switch {
+		case l == "" || zkCliLogLine.MatchString(l) || strings.HasPrefix(l, "\t") || strings.Contains(l, "Exception"):
+		case l == "WATCHER::":
+		case strings.HasPrefix(l, "WatchedEvent "):
+			events = append(events, "event: "+l)
+		default:
+			lines = append(lines, strings.ReplaceAll(l, addr, "ADDR"))
 		}
-		lines = append(lines, strings.ReplaceAll(l, addr, "ADDR"))
 	}
-	return lines
+	return append(lines, events...)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkbridge/zkbridge/server/auth/sasl"
 	"github.com/zkbridge/zkbridge/server/config"
+	"github.com/zkbridge/zkbridge/server/tlsconf/tlstest"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -302,4 +303,27 @@ func openFDs(t testing.TB) int {
 		t.Skipf("no /proc/self/fd: %v", err)
 	}
 	return len(ents)
+}
+
+// SASL over TLS with a client certificate: whoAmI holds all three
+// identities (x509, sasl, ip), as ZooKeeper 3.8 was observed to answer,
+// and with SASL required the certificate alone does not let a client in.
+func TestSASLOverTLS(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, withSASL(t, func(c *Config) {
+		c.TLS.Client = f.settings("need")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+		c.Auth.SASLRequired = true
+	}))
+	cert := f.clientCert(oneAVA(tlstest.OIDCommonName, utf8, "bob"))
+	c := dialTLS(t, s.zk.SecureAddr(), f.clientConfig(cert))
+	c.saslLogin("bob", "bobsecret")
+	if got := strings.Join(whoAmI(t, c), " "); got != "ip:127.0.0.1 sasl:bob x509:CN=bob" {
+		t.Fatalf("whoAmI over TLS after SASL: %s, want ip, sasl and x509 ids", got)
+	}
+	only := dialTLS(t, s.zk.SecureAddr(), f.clientConfig(cert))
+	x := only.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/"})
+	if h, _ := only.reply(); h.Xid != x || h.Err != zkproto.ErrSessionClosedRequireSASLAuth {
+		t.Fatalf("a certificate without SASL when SASL is required: %+v", h)
+	}
 }

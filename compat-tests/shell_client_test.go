@@ -24,6 +24,7 @@ type cutProxy struct {
 	target string
 	mu     sync.Mutex
 	conns  []net.Conn
+	refuse bool // hang up on new connections at once
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -37,6 +38,13 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			refuse := p.refuse
+			p.mu.Unlock()
+			if refuse {
+				c.Close()
+				continue
 			}
 			s, err := net.Dial("tcp", target)
 			if err != nil {
@@ -63,6 +71,76 @@ func (p *cutProxy) cut() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// setRefuse makes the proxy hang up on new connections (or not).
+func (p *cutProxy) setRefuse(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+}
+
+// TestShellClientExpiry keeps the client away from the server longer than
+// its session timeout: on reconnecting it learns the session expired,
+// emits Expired, and the shell says "Not connected" as zkCli does.
+func TestShellClientExpiry(t *testing.T) {
+	_, zbAddr := servers(t)
+	proxy := newCutProxy(t, zbAddr)
+	var out lockedBuffer
+	in, feed := io.Pipe()
+	sh := shell.New(shell.Options{Server: proxy.addr(), Timeout: 4 * time.Second}, in, &out, &out)
+	done := make(chan int, 1)
+	go func() { done <- sh.Run(nil) }()
+	say := func(line string) { _, _ = io.WriteString(feed, line+"\n") }
+	waitOut := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if strings.Contains(out.String(), want) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no %q in:\n%s", want, out.String())
+	}
+	cleanRoots(t, zbAddr, "/expiry-probe")
+	say("create -e /expiry-probe x")
+	waitOut("Created /expiry-probe")
+	proxy.setRefuse(true)
+	proxy.cut()
+	waitOut("WatchedEvent state:Disconnected type:None path:null")
+	// The session (4 s) expires on the server while the client is away:
+	// its ephemeral goes with it.
+	admin, err := zkclient.New(zkclient.Options{Servers: []string{zbAddr}, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := admin.Exists("/expiry-probe", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never expired on the server")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	proxy.setRefuse(false)
+	waitOut("WatchedEvent state:Expired type:None path:null")
+	say("ls /zookeeper")
+	waitOut("Not connected")
+	say("quit")
+	feed.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell did not end after quit")
+	}
 }
 
 // eventLog collects a client's events.

@@ -8,12 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	compattests "github.com/zkbridge/zkbridge/compat-tests"
+	"github.com/zkbridge/zkbridge/server/node/logfs"
 	"github.com/zkbridge/zkbridge/server/node/peernet"
 )
 
@@ -75,14 +79,19 @@ func leaderOf(addrs []string, skip func(int) bool, d time.Duration) (int, error)
 
 var built struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
 
-// Binary builds the zkbridge command once per process into dir.
-func Binary(dir string) (string, error) {
+// Binary builds the zkbridge command once per process, into a directory of
+// its own that RemoveBinary deletes.
+func Binary() (string, error) {
 	built.once.Do(func() {
-		built.path = filepath.Join(dir, "zkbridge")
+		if built.dir, built.err = os.MkdirTemp("", "zkbridge-faults-bin-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "zkbridge")
 		cmd := exec.Command("go", "build", "-o", built.path, ".")
 		cmd.Dir = compattests.RepoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -92,11 +101,23 @@ func Binary(dir string) (string, error) {
 	return built.path, built.err
 }
 
+// RemoveBinary deletes what Binary built.
+func RemoveBinary() {
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+}
+
 // Zkbridge is a loopback cluster of zkbridge processes.
 type Zkbridge struct {
 	bin, dir string
 	election time.Duration
 	nodes    []*procNode
+	tmpfs    []string // mounts to undo at Close
+	// crashedOnFullDisk counts the times the disk-full node died, and
+	// fullDiskExit is the last error it logged.
+	crashedOnFullDisk int
+	fullDiskExit      string
 }
 
 type procNode struct {
@@ -104,6 +125,7 @@ type procNode struct {
 	client, peer, admin, native string
 	peers                       string
 	faultFile                   string
+	fsyncDelayFile              string
 	cmd                         *exec.Cmd
 	exited                      chan struct{}
 	paused                      bool
@@ -124,11 +146,12 @@ func StartZkbridge(bin, dir string, n int, election time.Duration) (*Zkbridge, e
 	var peers []string
 	for i := 0; i < n; i++ {
 		nd := &procNode{id: i + 1,
-			client:    fmt.Sprintf("127.0.0.1:%d", ports[4*i]),
-			peer:      fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]),
-			admin:     fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
-			native:    fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),
-			faultFile: filepath.Join(dir, fmt.Sprintf("node%d.cut", i+1))}
+			client:         fmt.Sprintf("127.0.0.1:%d", ports[4*i]),
+			peer:           fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]),
+			admin:          fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
+			native:         fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),
+			faultFile:      filepath.Join(dir, fmt.Sprintf("node%d.cut", i+1)),
+			fsyncDelayFile: filepath.Join(dir, fmt.Sprintf("node%d.fsync-delay", i+1))}
 		z.nodes = append(z.nodes, nd)
 		peers = append(peers, fmt.Sprintf("%d=%s", nd.id, nd.peer))
 	}
@@ -175,7 +198,7 @@ func (z *Zkbridge) start(i int) error {
 		args = append(args, "--election-timeout", z.election.String())
 	}
 	cmd := exec.Command(z.bin, args...)
-	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile)
+	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile, logfs.SyncDelayFileEnv+"="+nd.fsyncDelayFile)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -285,6 +308,11 @@ func (z *Zkbridge) Isolate(i int) error {
 	return nil
 }
 
+// SlowDisk makes every Raft log sync of node i wait d first (0: none).
+func (z *Zkbridge) SlowDisk(i int, d time.Duration) error {
+	return os.WriteFile(z.nodes[i].fsyncDelayFile, []byte(d.String()), 0o640)
+}
+
 func (z *Zkbridge) Heal() error {
 	for _, nd := range z.nodes {
 		if err := os.WriteFile(nd.faultFile, nil, 0o640); err != nil {
@@ -341,6 +369,12 @@ func (z *Zkbridge) Drops() int {
 }
 
 func (z *Zkbridge) Close() {
+	defer func() {
+		for _, m := range z.tmpfs {
+			unmount(m)
+		}
+		z.tmpfs = nil
+	}()
 	for _, nd := range z.nodes {
 		if nd.cmd == nil {
 			continue
@@ -411,4 +445,101 @@ func (z *zkEnsemble) Close() {
 		}
 	}
 	z.e.Stop()
+}
+
+// Timeline returns the log lines of every node whose message contains one
+// of the patterns, in time order: what a failing fault test shows.
+func (z *Zkbridge) Timeline(patterns ...string) string {
+	type line struct{ at, text string }
+	var lines []line
+	for _, nd := range z.nodes {
+		b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", nd.id)))
+		for _, l := range strings.Split(string(b), "\n") {
+			var rec struct {
+				Time    string `json:"time"`
+				Message string `json:"message"`
+			}
+			if json.Unmarshal([]byte(l), &rec) != nil {
+				continue
+			}
+			for _, p := range patterns {
+				if strings.Contains(rec.Message, p) {
+					lines = append(lines, line{rec.Time, fmt.Sprintf("%s node%d %s", rec.Time, nd.id, rec.Message)})
+					break
+				}
+			}
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
+	var out []string
+	for _, l := range lines {
+		out = append(out, l.text)
+	}
+	return strings.Join(out, "\n")
+}
+
+// HostStall reports a moment when every running node logged a step batch
+// of 10 or more ticks (its Raft loop did not run for 200 ms) within 150 ms
+// of each other: the machine stalled, not one node.
+func (z *Zkbridge) HostStall() (string, bool) {
+	tick := regexp.MustCompile(`had (\d+) LocalTick msgs`)
+	var per [][]time.Time
+	for _, nd := range z.nodes {
+		b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", nd.id)))
+		var at []time.Time
+		for _, l := range strings.Split(string(b), "\n") {
+			var rec struct {
+				Time    time.Time `json:"time"`
+				Message string    `json:"message"`
+			}
+			if json.Unmarshal([]byte(l), &rec) != nil {
+				continue
+			}
+			if m := tick.FindStringSubmatch(rec.Message); m != nil {
+				if n, _ := strconv.Atoi(m[1]); n >= 10 {
+					at = append(at, rec.Time)
+				}
+			}
+		}
+		per = append(per, at)
+	}
+	for _, t0 := range per[0] {
+		all := true
+		for _, other := range per[1:] {
+			near := false
+			for _, t1 := range other {
+				if d := t1.Sub(t0); d < 150*time.Millisecond && d > -150*time.Millisecond {
+					near = true
+					break
+				}
+			}
+			all = all && near
+		}
+		if all {
+			return t0.Format("15:04:05.000"), true
+		}
+	}
+	return "", false
+}
+
+// lastProblem returns the last error-level or panic line node i logged.
+func (z *Zkbridge) lastProblem(i int) string {
+	b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", z.nodes[i].id)))
+	last := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		var rec struct {
+			Level   string `json:"level"`
+			Message string `json:"message"`
+		}
+		switch {
+		case json.Unmarshal([]byte(l), &rec) == nil && (rec.Level == "error" || rec.Level == "fatal"):
+			last = rec.Message
+		case strings.HasPrefix(l, "panic: "):
+			last = l
+		}
+	}
+	if i := strings.IndexByte(last, '\n'); i >= 0 {
+		last = last[:i]
+	}
+	return last
 }

@@ -3,7 +3,9 @@ package faults
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +16,9 @@ import (
 // into the long run: rounds repeat until the duration is spent;
 // FAULTS_ZOOKEEPER=1 runs the same nemeses against a real ZooKeeper 3.8
 // ensemble for comparison; FAULTS_ARTIFACTS keeps failing histories'
-// visualisations (default: the test's temp dir, printed on failure).
+// visualisations (default: the test's temp dir, printed on failure);
+// FAULTS_NEMESES (comma-separated names) picks nemeses, FAULTS_ROUNDS the
+// faults per run and FAULTS_ELECTION_TIMEOUT zkbridge's election timeout.
 func TestFaultsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process fault suite")
@@ -23,7 +27,7 @@ func TestFaultsShort(t *testing.T) {
 	if artifacts == "" {
 		artifacts = filepath.Join(t.TempDir(), "histories")
 	}
-	bin, err := Binary(t.TempDir())
+	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +44,38 @@ func TestFaultsShort(t *testing.T) {
 	if e, err := time.ParseDuration(os.Getenv("FAULTS_ELECTION_TIMEOUT")); err == nil {
 		election = e
 	}
-	cfg := Config{Clients: 3, Warmup: 2 * time.Second, Cooldown: 3 * time.Second, Rounds: rounds, Artifacts: artifacts, Log: os.Stdout}
-	nemeses := Nemeses(3 * time.Second)
+	// Short: a fault of 2 s (longer than the election timeout) between 1 s
+	// of load before and 2 s after; long: 3 s between 2 and 3.
+	cfg := Config{Clients: 3, Warmup: time.Second, Cooldown: 2 * time.Second, Rounds: rounds, Artifacts: artifacts, Log: os.Stdout}
+	hold := 2 * time.Second
+	if !deadline.IsZero() {
+		cfg.Warmup, cfg.Cooldown, hold = 2*time.Second, 3*time.Second, 3*time.Second
+	}
+	only := os.Getenv("FAULTS_NEMESES")
+	var nemeses []Nemesis
+	for _, n := range Nemeses(hold) {
+		switch {
+		case only != "":
+			if slices.Contains(strings.Split(only, ","), n.Name) {
+				nemeses = append(nemeses, n)
+			}
+		case !n.Long || !deadline.IsZero():
+			nemeses = append(nemeses, n)
+		}
+	}
 	var rows []Row
 	for pass := 0; ; pass++ {
 		for _, n := range nemeses {
-			c, err := StartZkbridge(bin, t.TempDir(), 3, election)
+			if n.NeedsTmpfs && !CanMountTmpfs() {
+				t.Logf("%s skipped: mounting a tmpfs needs root", n.Name)
+				continue
+			}
+			var c *Zkbridge
+			if n.NeedsTmpfs {
+				c, err = StartZkbridgeTmpfs(bin, t.TempDir(), 3, 1, election)
+			} else {
+				c, err = StartZkbridge(bin, t.TempDir(), 3, election)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,6 +90,9 @@ func TestFaultsShort(t *testing.T) {
 			}
 			rows = append(rows, got...)
 			t.Logf("zkbridge %s: %d leader changes, %d dropped incoming messages over the run", n.Name, elections, drops)
+			if n.NeedsTmpfs {
+				t.Logf("zkbridge %s: the node with the full disk exited %d time(s) and was restarted; its last error: %s", n.Name, c.crashedOnFullDisk, c.fullDiskExit)
+			}
 			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk {
 				zc, err := StartZooKeeper(3)
 				if err != nil {

@@ -19,6 +19,10 @@ type Nemesis struct {
 	// Needs says what the cluster must offer (isolate, restart, access to
 	// a stopped node's files).
 	NeedsIsolate, NeedsRestart, NeedsDisk bool
+	// NeedsTmpfs: node 2's data on a tmpfs of its own (root only).
+	NeedsTmpfs bool
+	// Long: only in the long run (make chaos), to keep the short one short.
+	Long bool
 }
 
 func pick(c Cluster, leader bool) (int, error) {
@@ -120,6 +124,50 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return c.Restart(i)
 		}, nil
 	}
+	// slow delays every log sync of the leader or a follower by 200 ms
+	// (a disk or volume that became slow).
+	slow := func(leader bool) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			z, ok := c.(*Zkbridge)
+			if !ok {
+				return nil, fmt.Errorf("%s has no disk faults", c.Name())
+			}
+			i, err := pick(c, leader)
+			if err != nil {
+				return nil, err
+			}
+			if err := z.SlowDisk(i, 200*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return func() error { return z.SlowDisk(i, 0) }, nil
+		}
+	}
+	// full fills the tmpfs that holds node 2's data (StartZkbridgeTmpfs)
+	// for the hold, then frees it. A node that died of it is restarted, as
+	// its supervisor would.
+	full := func(c Cluster) (func() error, error) {
+		z, ok := c.(*Zkbridge)
+		if !ok || len(z.tmpfs) == 0 {
+			return nil, fmt.Errorf("%s has no tmpfs node", c.Name())
+		}
+		const victim = 1
+		if err := z.FillDisk(victim); err != nil {
+			return nil, err
+		}
+		return func() error {
+			if err := z.FreeDisk(victim); err != nil {
+				return err
+			}
+			// zkbridge panics on ENOSPC (Pebble's or the Raft log's write
+			// fails); the crash may come a moment after the fault.
+			if z.WaitExit(victim, 2*time.Second) {
+				z.crashedOnFullDisk++
+				z.fullDiskExit = z.lastProblem(victim)
+				return z.Restart(victim)
+			}
+			return nil
+		}, nil
+	}
 	// powerCycle kills every node at once and starts them again one by
 	// one in random order, apart by up to a second.
 	powerCycle := func(c Cluster) (func() error, error) {
@@ -139,21 +187,26 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return nil
 		}, nil
 	}
+	none := func(Cluster) (func() error, error) { return func() error { return nil }, nil }
 	return []Nemesis{
+		{Name: "none", Hold: hold, Inject: none, Long: true},
 		{Name: "kill-leader", Hold: hold, Inject: kill(true), NeedsRestart: true},
 		{Name: "kill-follower", Hold: hold, Inject: kill(false), NeedsRestart: true},
 		{Name: "pause-leader", Hold: hold, Inject: pause(true)},
 		{Name: "pause-follower", Hold: hold, Inject: pause(false)},
 		{Name: "isolate-leader", Hold: hold, Inject: isolate, NeedsIsolate: true},
+		{Name: "slow-disk-leader", Hold: hold, Inject: slow(true), NeedsDisk: true},
+		{Name: "slow-disk-follower", Hold: hold, Inject: slow(false), NeedsDisk: true, Long: true},
 		{Name: "torn-raft-log", Hold: hold, Inject: tear((*Zkbridge).TearRaftLog), NeedsDisk: true},
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
-		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true},
+		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
+		{Name: "disk-full", Hold: hold, Inject: full, NeedsDisk: true, NeedsTmpfs: true},
 	}
 }
 
 // Workloads returns the suite's workloads.
-func Workloads() []Workload { return []Workload{registers{keys: 3}, set{}, counter{}} }
+func Workloads() []Workload { return []Workload{registers{keys: 3}, set{}, counter{}, &sessions{}} }
 
 // Config shapes one run.
 type Config struct {

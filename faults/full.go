@@ -1,0 +1,94 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// A full disk is real: one node's data directory is a small tmpfs mount
+// (which needs root: CAP_SYS_ADMIN), filled by a ballast file until no
+// byte is left, and emptied again.
+
+// tmpfsSize fits a node's data: tan reserves 64 MiB per Raft log file and
+// Pebble's memtable WAL grows to its size before it rolls.
+const tmpfsSize = "256m"
+
+// CanMountTmpfs reports whether this process may mount a tmpfs (root).
+func CanMountTmpfs() bool { return os.Geteuid() == 0 }
+
+// mountTmpfs mounts a tmpfs of tmpfsSize at dir.
+func mountTmpfs(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+tmpfsSize, "tmpfs", dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("mount tmpfs at %s: %v: %s", dir, err, out)
+	}
+	return nil
+}
+
+func unmount(dir string) {
+	for attempt := 0; attempt < 50; attempt++ {
+		if err := syscall.Unmount(dir, 0); err == nil || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOENT) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+}
+
+// StartZkbridgeTmpfs is StartZkbridge with node full's data directory on a
+// tmpfs of its own.
+func StartZkbridgeTmpfs(bin, dir string, n, full int, election time.Duration) (*Zkbridge, error) {
+	data := filepath.Join(dir, fmt.Sprintf("node%d", full+1))
+	if err := mountTmpfs(data); err != nil {
+		return nil, err
+	}
+	z, err := StartZkbridge(bin, dir, n, election)
+	if err != nil {
+		unmount(data)
+		return nil, err
+	}
+	z.tmpfs = append(z.tmpfs, data)
+	return z, nil
+}
+
+// FillDisk fills node i's tmpfs with a ballast file.
+func (z *Zkbridge) FillDisk(i int) error {
+	var st syscall.Statfs_t
+	data := z.dataDir(i)
+	if err := syscall.Statfs(data, &st); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(data, "ballast"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			return err
+		}
+	}
+	// The last bytes too, so the next write of any size fails.
+	for {
+		if _, err := f.Write(chunk[:512]); err != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// FreeDisk removes node i's ballast.
+func (z *Zkbridge) FreeDisk(i int) error {
+	return os.Remove(filepath.Join(z.dataDir(i), "ballast"))
+}

@@ -236,6 +236,19 @@ func TestMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A kazoo client does the same from Python: it leaves ZooKeeper with
+	// its session open, to come back to zkbridge after the import.
+	kazooScript := filepath.Join(RepoRoot(), "compat-tests", "clients", "kazoo_migrate.py")
+	requireTool(t, python3Path)
+	kz, err := exec.Command(python3Path, kazooScript, "start", strings.Join(ens.Addrs, ",")).Output()
+	if err != nil {
+		t.Fatalf("kazoo start: %v", err)
+	}
+	kazooSession := strings.Fields(string(kz))
+	if len(kazooSession) != 2 {
+		t.Fatalf("kazoo start printed %q", kz)
+	}
+
 	// Export and import.
 	file := filepath.Join(t.TempDir(), "zk.jsonl.gz")
 	o := migrate.ExportOptions{Hosts: ens.Addrs, Path: "/", Auth: []string{"digest:" + SuperCredentials}, Timeout: 30 * time.Second, DefaultSessionTimeout: 30000}
@@ -293,6 +306,11 @@ func TestMigrate(t *testing.T) {
 		if res.Count != 0 {
 			t.Fatalf("validate %s: %d differences over %d znodes: %v", root, res.Count, res.Nodes, res.First)
 		}
+	}
+	if out, err := exec.Command(python3Path, kazooScript, "resume", target, kazooSession[0], kazooSession[1]).CombinedOutput(); err != nil {
+		t.Fatalf("kazoo resume on zkbridge: %v\n%s", err, out)
+	} else {
+		t.Logf("kazoo: %s", strings.TrimSpace(string(out)))
 	}
 	validate(src, dst, "/")
 

@@ -1,0 +1,131 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// sessions: each client opens short sessions, one ephemeral each, and
+// watches that ephemeral from its own long-lived session. An ephemeral
+// must be visible while its session lives, its deletion must fire the
+// watch when the session closes (or, if the close was lost, expires), and
+// none may outlive the run.
+type sessions struct {
+	mu         sync.Mutex
+	violations []string
+}
+
+func (*sessions) Name() string { return "sessions" }
+
+func (*sessions) Setup(c *zk.Conn) error {
+	if _, err := c.Create("/eph", nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}
+
+func (s *sessions) violate(format string, args ...any) {
+	s.mu.Lock()
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// ephemeralGrace bounds how long an ephemeral may outlive its session's
+// end: a close whose reply was lost leaves the session to expire after its
+// timeout, noticed by the leader within half a tick more.
+const ephemeralGrace = 2*sessionTimeout + 2*time.Second
+
+func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		owner, err := dialClient(c.id*1000+n%1000, c.addrs)
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		path := fmt.Sprintf("/eph/c%d-%d", c.id, n)
+		op := Op{Client: c.id, Workload: s.Name(), Kind: "create", Path: path, Call: time.Now()}
+		_, err = owner.conn.Create(path, nil, zk.FlagEphemeral, openACL)
+		op.Return, op.Outcome = time.Now(), classify(err)
+		h.Add(op)
+		if err != nil {
+			owner.close()
+			c.afterError(err)
+			continue
+		}
+		// The watcher's session must see the acknowledged ephemeral once
+		// it synced, and register its watch on it.
+		var events <-chan zk.Event
+		var exists bool
+		for attempt := 0; attempt < 20; attempt++ {
+			if _, err = c.conn.Sync(path); err == nil {
+				exists, _, events, err = c.conn.ExistsW(path)
+			}
+			if err == nil {
+				break
+			}
+			c.afterError(err)
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			owner.close()
+			continue // the watcher could not look: nothing to check
+		}
+		if !exists {
+			s.violate("sessions: ephemeral %s of a live session is not visible after a sync", path)
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-stop:
+		}
+		ended := time.Now()
+		owner.close() // closeSession; if lost, the session expires
+		if !exists {
+			continue
+		}
+		select {
+		case ev := <-events:
+			if ev.Type != zk.EventNodeDeleted && ev.Type != zk.EventNotWatching {
+				s.violate("sessions: watch on %s fired %v, want NodeDeleted", path, ev.Type)
+			}
+		case <-time.After(ephemeralGrace):
+			s.violate("sessions: ephemeral %s still there (no watch event) %v after its session closed", path, time.Since(ended).Round(time.Millisecond))
+		}
+	}
+}
+
+// Check waits for every ephemeral to go (sessions whose close was lost
+// expire) and reports those that stay.
+func (s *sessions) Check(c *zk.Conn, _ *History, _ string) []string {
+	deadline := time.Now().Add(ephemeralGrace)
+	var kids []string
+	for {
+		var err error
+		if _, err = c.Sync("/eph"); err == nil {
+			kids, _, err = c.Children("/eph")
+		}
+		if err == nil && len(kids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				s.violate("sessions: list /eph: %v", err)
+			} else {
+				s.violate("sessions: %d ephemerals outlived their sessions by %v: %v", len(kids), ephemeralGrace, kids[:min(5, len(kids))])
+			}
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.violations...)
+}

@@ -18,7 +18,8 @@ import (
 // ensemble for comparison; FAULTS_ARTIFACTS keeps failing histories'
 // visualisations (default: the test's temp dir, printed on failure);
 // FAULTS_NEMESES (comma-separated names) picks nemeses, FAULTS_ROUNDS the
-// faults per run and FAULTS_ELECTION_TIMEOUT zkbridge's election timeout.
+// faults per run, FAULTS_PASSES the passes over the nemeses (at least) and
+// FAULTS_ELECTION_TIMEOUT zkbridge's election timeout.
 func TestFaultsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process fault suite")
@@ -39,6 +40,10 @@ func TestFaultsShort(t *testing.T) {
 	}
 	if r, err := strconv.Atoi(os.Getenv("FAULTS_ROUNDS")); err == nil && r > 0 {
 		rounds = r
+	}
+	passes := 1
+	if p, err := strconv.Atoi(os.Getenv("FAULTS_PASSES")); err == nil && p > 0 {
+		passes = p
 	}
 	var election time.Duration
 	if e, err := time.ParseDuration(os.Getenv("FAULTS_ELECTION_TIMEOUT")); err == nil {
@@ -103,13 +108,18 @@ func TestFaultsShort(t *testing.T) {
 					zn.Inject = killOnly(n.Inject)
 				}
 				zcfg := cfg
-				zcfg.Rounds = 1 // a killed ZooKeeper node stays down
+				if n.NeedsRestart {
+					zcfg.Rounds = 1 // a killed ZooKeeper node stays down
+				}
 				got, err := Run(zc, zn, zcfg)
 				if err != nil {
 					t.Fatalf("zookeeper %s: %v", n.Name, err)
 				}
 				rows = append(rows, got...)
 			}
+		}
+		if pass+1 < passes {
+			continue
 		}
 		if deadline.IsZero() || time.Now().After(deadline) {
 			break

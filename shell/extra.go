@@ -46,15 +46,11 @@ func cmdHelp(s *Shell, _ []string) error {
 	return nil
 }
 
-// node is one znode as the walking commands see it.
+// node is one znode of tree --json.
 type node struct {
-	Path     string        `json:"path"`
-	Stat     zkproto.Stat  `json:"-"`
-	Children []*node       `json:"children,omitempty"`
-	Bytes    int64         `json:"-"`
-	StatJSON *statJSON     `json:"stat,omitempty"`
-	Err      string        `json:"error,omitempty"`
-	ACL      []zkproto.ACL `json:"-"`
+	Path     string    `json:"path"`
+	StatJSON *statJSON `json:"stat,omitempty"`
+	Children []*node   `json:"children,omitempty"`
 }
 
 // walk visits root and its subtree depth first with each node's stat and

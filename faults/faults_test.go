@@ -72,7 +72,7 @@ func TestFaultsShort(t *testing.T) {
 	for pass := 0; ; pass++ {
 		for _, n := range nemeses {
 			if n.NeedsTmpfs && !CanMountTmpfs() {
-				t.Logf("%s skipped: mounting a tmpfs needs root", n.Name)
+				t.Logf("%s skipped: mounting a tmpfs needs root with CAP_SYS_ADMIN", n.Name)
 				continue
 			}
 			var c *Zkbridge

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -18,8 +19,30 @@ import (
 // Pebble's memtable WAL grows to its size before it rolls.
 const tmpfsSize = "256m"
 
-// CanMountTmpfs reports whether this process may mount a tmpfs (root).
-func CanMountTmpfs() bool { return os.Geteuid() == 0 }
+var tmpfsProbe struct {
+	once sync.Once
+	ok   bool
+}
+
+// CanMountTmpfs reports whether this process may mount a tmpfs: root with
+// CAP_SYS_ADMIN (not every container grants it). It tries once.
+func CanMountTmpfs() bool {
+	tmpfsProbe.once.Do(func() {
+		if os.Geteuid() != 0 {
+			return
+		}
+		dir, err := os.MkdirTemp("", "zkbridge-tmpfs-probe-")
+		if err != nil {
+			return
+		}
+		defer os.Remove(dir)
+		if exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).Run() == nil {
+			tmpfsProbe.ok = true
+			unmount(dir)
+		}
+	})
+	return tmpfsProbe.ok
+}
 
 // mountTmpfs mounts a tmpfs of tmpfsSize at dir.
 func mountTmpfs(dir string) error {

@@ -271,8 +271,9 @@ func (c *Config) securityKey(k, v string) (bool, error) {
 		l.RequestThrottleMaxRequests, err = integer()
 	case key == "request_throttle_stall_time" || key == "request_throttle_drop_stale":
 		// zkbridge's waiting requests stall on their own sockets (no
-		// timed retry), and a closed connection's requests are dropped.
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: accepted; zkbridge queues throttled requests until room frees up and always drops those of closed connections", k))
+		// timed retry); a closed connection's unread requests are never
+		// read.
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: accepted, not used: zkbridge leaves throttled requests unread on their sockets until room frees up (a closed connection's are never read)", k))
 	case key == "enforceQuota":
 		l.EnforceQuota = boolean()
 	case key == "nio.sessionlessCnxnTimeout":

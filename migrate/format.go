@@ -260,3 +260,41 @@ func (r *Reader) End() *End { return r.end }
 
 // Close closes the file.
 func (r *Reader) Close() error { return r.f.Close() }
+
+// CheckComplete reads an export through without decoding its records and
+// checks that it ends with its end record, whose counts match its lines:
+// an import checks this first, so that a truncated file imports nothing.
+func CheckComplete(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("open the export file: %w", err)
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		gz, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+		if err != nil {
+			return fmt.Errorf("%s: not a gzip file: %w", name, err)
+		}
+		in = gz
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var lines int64
+	var last []byte
+	for sc.Scan() {
+		lines++
+		last = append(last[:0], sc.Bytes()...)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w (%v)", name, ErrTruncated, err)
+	}
+	var rec Record
+	if lines < 2 || json.Unmarshal(last, &rec) != nil || rec.End == nil {
+		return fmt.Errorf("%s: %w", name, ErrTruncated)
+	}
+	if rec.End.Nodes+rec.End.Sessions != lines-2 {
+		return fmt.Errorf("%s: the end record counts %d records, the file has %d lines of them", name, rec.End.Nodes+rec.End.Sessions, lines-2)
+	}
+	return nil
+}

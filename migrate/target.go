@@ -400,6 +400,9 @@ func ImportFile(ctx context.Context, t *Target, name string, merge bool, progres
 		return ImportStats{}, err
 	}
 	defer r.Close()
+	if err := CheckComplete(name); err != nil {
+		return ImportStats{}, fmt.Errorf("%w; nothing was imported", err)
+	}
 	if err := t.Begin(ctx, r.Header.Path, merge, r.Header.LastZxid); err != nil {
 		return ImportStats{}, err
 	}

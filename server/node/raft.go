@@ -374,7 +374,7 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 		return
 	}
 	go func() {
-		res, err := r.await(changed, data, rs, retrySafe(cmd))
+		res, err := r.await(changed, data, rs, retrySafe(cmd), abandonAfterFor(cmd))
 		if err != nil {
 			done(nil, err)
 			return
@@ -414,6 +414,18 @@ const (
 	abandonAfter          = 3 * time.Second
 )
 
+// abandonAfterFor is how long a proposal that cannot be repeated waits for
+// its result: abandonAfter, except a migration's bulk load, whose one
+// entry may take long to apply on a loaded machine and which the importer
+// retries as a whole; it keeps the full proposalTimeout.
+func abandonAfterFor(cmd *sm.Command) time.Duration {
+	switch cmd.Op.(type) {
+	case *sm.ImportNodes, *sm.ImportSessions:
+		return proposalTimeout
+	}
+	return abandonAfter
+}
+
 // retrySafe reports whether applying cmd twice is harmless, so a proposal
 // whose message may have been dropped can be repeated: a session write
 // carries (conn, seq), and apply accepts only the seq after the last one
@@ -437,7 +449,7 @@ func retrySafe(cmd *sm.Command) bool {
 // snapshot is recovered) it stops repeating, runs catchUpAfterElection (a
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
-func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool) (dragonboat.RequestResult, error) {
+func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
 	// Every attempt delivers exactly one result (dragonboat times requests
 	// out), into a buffer large enough that none blocks after we return.
 	results := make(chan dragonboat.RequestResult, maxProposalAttempts)
@@ -454,7 +466,7 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 	watch(first)
 	wait := proposalRetryAfter
 	if !retry {
-		wait = abandonAfter
+		wait = abandon
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()

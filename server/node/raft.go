@@ -416,8 +416,8 @@ const (
 
 // abandonAfterFor is how long a proposal that cannot be repeated waits for
 // its result: abandonAfter, except a migration's bulk load, whose one
-// entry may take long to apply on a loaded machine and which the importer
-// retries as a whole; it keeps the full proposalTimeout.
+// large entry may take long to apply on a loaded machine; it keeps the
+// full proposalTimeout.
 func abandonAfterFor(cmd *sm.Command) time.Duration {
 	switch cmd.Op.(type) {
 	case *sm.ImportNodes, *sm.ImportSessions:

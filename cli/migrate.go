@@ -288,7 +288,8 @@ func migrateValidateCommand() *ucli.Command {
   zkbridge migrate validate --from zk1:2181,zk2:2181 --to 10.0.0.5:2181
   zkbridge migrate validate --from zk1:2181 --to 127.0.0.1:2181 --path /kafka --auth digest:super:secret --json`,
 		Flags: []ucli.Flag{fromFlag(), toFlag(true), pathFlag(), authFlag(), jsonFlag(), migrateTimeoutFlag(),
-			&ucli.IntFlag{Name: "max", Value: 20, Usage: "print at most `N` differences"}},
+			&ucli.IntFlag{Name: "max", Value: 20, Usage: "print at most `N` differences"},
+			&ucli.StringSliceFlag{Name: "exclude", Usage: "leave the subtree `PATH` out (repeatable), e.g. one whose ephemerals come and go"}},
 		Action: func(c *ucli.Context) error {
 			if _, err := migrateArgs(c, 0); err != nil {
 				return err
@@ -309,7 +310,7 @@ func migrateValidateCommand() *ucli.Command {
 			defer dst.Close()
 			ctx, stop := interruptible()
 			defer stop()
-			res, err := migrate.Validate(ctx, src, dst, o.Path, c.Int("max"), 32)
+			res, err := migrate.Validate(ctx, src, dst, o.Path, c.Int("max"), 32, c.StringSlice("exclude")...)
 			if err != nil {
 				return fmt.Errorf("validate: %w", err)
 			}

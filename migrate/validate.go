@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -34,10 +35,19 @@ type ValidateResult struct {
 }
 
 // Validate compares the subtree at root of source and target; it keeps
-// the first max differences and counts all.
-func Validate(ctx context.Context, source, target *zk.Conn, root string, max int, workers int) (*ValidateResult, error) {
+// the first max differences and counts all. The subtrees in exclude are
+// left out (their parents' stats still count them).
+func Validate(ctx context.Context, source, target *zk.Conn, root string, max int, workers int, exclude ...string) (*ValidateResult, error) {
 	if workers <= 0 {
 		workers = 32
+	}
+	excluded := func(p string) bool {
+		for _, e := range exclude {
+			if p == e || strings.HasPrefix(p, e+"/") {
+				return true
+			}
+		}
+		return false
 	}
 	res := &ValidateResult{}
 	add := func(d Diff) {
@@ -48,6 +58,9 @@ func Validate(ctx context.Context, source, target *zk.Conn, root string, max int
 	}
 	src, dst := &TreeReader{Conn: source}, &TreeReader{Conn: target}
 	err := walkPairs(ctx, src, dst, root, workers, func(p string, x *pairRead) ([]string, error) {
+		if excluded(p) {
+			return nil, nil
+		}
 		switch {
 		case x.s == nil && x.t == nil:
 			return nil, nil
@@ -66,11 +79,14 @@ func Validate(ctx context.Context, source, target *zk.Conn, root string, max int
 		}
 		var next []string
 		for _, k := range x.sKids {
-			if !slices.Contains(x.tKids, k) {
+			if !slices.Contains(x.tKids, k) && !excluded(joinPath(p, k)) {
 				add(Diff{Path: joinPath(p, k), Field: "existence", Source: "present", Target: "absent"})
 			}
 		}
 		for _, k := range x.tKids {
+			if excluded(joinPath(p, k)) {
+				continue
+			}
 			if !slices.Contains(x.sKids, k) {
 				add(Diff{Path: joinPath(p, k), Field: "existence", Source: "absent", Target: "present"})
 			} else if descend(p) {

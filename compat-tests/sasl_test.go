@@ -35,6 +35,13 @@ const saslServerJAAS = `Server {
 // file and the sasl provider.
 func startSASLPair(t *testing.T) (zkAddr, zbAddr, dir string) {
 	t.Helper()
+	return startSASLPairWith(t, "", nil)
+}
+
+// startSASLPairWith is startSASLPair with more ZooKeeper system properties
+// (jvmFlags) and the same settings made on zkbridge's configuration (mutate).
+func startSASLPairWith(t *testing.T, jvmFlags string, mutate func(*server.Config)) (zkAddr, zbAddr, dir string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a real ZooKeeper; skipped in -short mode")
 	}
@@ -43,7 +50,7 @@ func startSASLPair(t *testing.T) (zkAddr, zbAddr, dir string) {
 	if err := os.WriteFile(jaas, []byte(saslServerJAAS), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("ZK_JVM_FLAGS", "-Djava.security.auth.login.config="+jaas+" -Dzookeeper.authProvider.1="+config.SASLProvider)
+	t.Setenv("ZK_JVM_FLAGS", "-Djava.security.auth.login.config="+jaas+" -Dzookeeper.authProvider.1="+config.SASLProvider+" "+jvmFlags)
 	zk, err := StartZooKeeper()
 	if err != nil {
 		t.Fatalf("start ZooKeeper (%s): %v", installHint, err)
@@ -56,6 +63,9 @@ func startSASLPair(t *testing.T) (zkAddr, zbAddr, dir string) {
 	cfg := suiteConfig(filepath.Join(dir, "zkbridge"), fmt.Sprintf("127.0.0.1:%d", peer))
 	cfg.Auth.JAASFile = jaas
 	cfg.Auth.AuthProviders = []string{config.SASLProvider}
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	srv, err := server.New(cfg, suiteLogger(1))
 	if err != nil {
 		t.Fatal(err)
@@ -264,4 +274,83 @@ func zkCliSASLLines(out, addr string) []string {
 		}
 	}
 	return append(lines, events...)
+}
+
+// TestSASLRequiredDifferential: with zookeeper.sessionRequireClientSASLAuth
+// on both, a request before SASL (a read, a ping, closeSession, a write),
+// a failed SASL exchange and a successful one are answered alike.
+func TestSASLRequiredDifferential(t *testing.T) {
+	zkAddr, zbAddr, _ := startSASLPairWith(t, "-Dzookeeper.sessionRequireClientSASLAuth=true",
+		func(c *server.Config) { c.Auth.SASLRequired = true })
+	type probe struct {
+		name string
+		run  func(c *Client) []string
+	}
+	call := func(c *Client, label string, op zkproto.OpCode, req zkproto.Record) string {
+		r, err := c.Call(op, req)
+		if err != nil {
+			return label + ": " + err.Error()
+		}
+		zxid := "zxid=0"
+		if r.Header.Zxid != 0 {
+			zxid = "zxid>0" // the servers' zxids differ
+		}
+		return fmt.Sprintf("%s: %s %v", label, zxid, r.Header.Err)
+	}
+	saslStep := func(c *Client, token []byte) (string, []byte) {
+		r, err := c.Call(zkproto.OpSASL, &zkproto.GetSASLRequest{Token: token})
+		if err != nil {
+			return "sasl: " + err.Error(), nil
+		}
+		var tok []byte
+		if b, ok := r.Body.(*zkproto.SetSASLResponse); ok {
+			tok = b.Token
+		}
+		return fmt.Sprintf("sasl: zxid=%d %v", r.Header.Zxid, r.Header.Err), tok
+	}
+	probes := []probe{
+		{"exists first", func(c *Client) []string {
+			return []string{call(c, "exists", zkproto.OpExists, &zkproto.ExistsRequest{Path: "/"}), fmt.Sprint("closed: ", c.Closed(5*time.Second))}
+		}},
+		{"ping first", func(c *Client) []string {
+			if err := c.SendXid(zkproto.XidPing, zkproto.OpPing, nil); err != nil {
+				return []string{"ping: " + err.Error()}
+			}
+			r, err := c.Receive(zkproto.XidPing, zkproto.OpPing)
+			if err != nil {
+				return []string{"ping: " + err.Error()}
+			}
+			return []string{fmt.Sprintf("ping: zxid=%d %v", r.Header.Zxid, r.Header.Err), fmt.Sprint("closed: ", c.Closed(5*time.Second))}
+		}},
+		{"create first", func(c *Client) []string {
+			return []string{call(c, "create", zkproto.OpCreate, &zkproto.CreateRequest{Path: "/req-sasl", ACL: zkproto.OpenACLUnsafe()}), fmt.Sprint("closed: ", c.Closed(5*time.Second))}
+		}},
+		{"wrong password", func(c *Client) []string {
+			a, ch := saslStep(c, []byte{})
+			rsp, _ := (&sasl.DigestClient{User: "bob", Password: "nope"}).Respond(ch)
+			b, _ := saslStep(c, rsp)
+			return []string{a, b, fmt.Sprint("closed: ", c.Closed(5*time.Second))}
+		}},
+		{"good password", func(c *Client) []string {
+			a, ch := saslStep(c, []byte{})
+			rsp, _ := (&sasl.DigestClient{User: "bob", Password: "bobsecret"}).Respond(ch)
+			b, _ := saslStep(c, rsp)
+			return []string{a, b, call(c, "exists", zkproto.OpExists, &zkproto.ExistsRequest{Path: "/zookeeper"})}
+		}},
+	}
+	for _, p := range probes {
+		zk, zb := both(zkAddr, zbAddr, func(addr string) []string {
+			c, _, err := Connect(addr, "c", NewTranscript(), DialOptions{Timeout: 10000})
+			if err != nil {
+				return []string{"connect: " + err.Error()}
+			}
+			defer c.Close()
+			return p.run(c)
+		})
+		if d := diff(zk, zb); d != "" {
+			t.Errorf("%s: ZooKeeper and zkbridge differ:\n%s", p.name, d)
+		} else if testing.Verbose() {
+			t.Logf("%s: %s", p.name, strings.Join(zk, " | "))
+		}
+	}
 }

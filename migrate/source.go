@@ -300,22 +300,16 @@ func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration
 		if err != nil {
 			return nil, fmt.Errorf("cons of %s: %w", h, err)
 		}
-		for _, m := range consLine.FindAllStringSubmatch(cons, -1) {
-			id, _ := strconv.ParseUint(m[1], 16, 64)
-			to, _ := strconv.ParseInt(m[2], 10, 32)
-			if id != 0 && to > 0 {
-				st.Sessions[int64(id)] = int32(to)
-			}
+		for id, to := range parseCons(cons) {
+			st.Sessions[id] = to
 		}
 		if srvrLeader.MatchString(srvr) {
 			dump, err := FourLetter(h, "dump", timeout)
 			if err != nil {
 				return nil, fmt.Errorf("dump of %s: %w", h, err)
 			}
-			sets, _, _ := strings.Cut(dump, "ephemeral nodes dump")
-			for _, m := range dumpID.FindAllStringSubmatch(sets, -1) {
-				id, _ := strconv.ParseUint(m[1], 16, 64)
-				tracked[int64(id)] = true
+			for _, id := range parseDump(dump) {
+				tracked[id] = true
 			}
 		}
 	}
@@ -335,3 +329,28 @@ func ReadSourceState(hosts []string, defaultTimeout int32, timeout time.Duration
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// parseCons reads the sessions and negotiated timeouts of a cons answer.
+func parseCons(out string) map[int64]int32 {
+	m := map[int64]int32{}
+	for _, x := range consLine.FindAllStringSubmatch(out, -1) {
+		id, _ := strconv.ParseUint(x[1], 16, 64)
+		to, _ := strconv.ParseInt(x[2], 10, 32)
+		if id != 0 && to > 0 {
+			m[int64(id)] = int32(to)
+		}
+	}
+	return m
+}
+
+// parseDump reads the session ids of a leader's dump answer (its session
+// sets, before the ephemerals).
+func parseDump(out string) []int64 {
+	sets, _, _ := strings.Cut(out, "ephemeral nodes dump")
+	var ids []int64
+	for _, x := range dumpID.FindAllStringSubmatch(sets, -1) {
+		id, _ := strconv.ParseUint(x[1], 16, 64)
+		ids = append(ids, int64(id))
+	}
+	return ids
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -240,13 +241,19 @@ func TestMigrate(t *testing.T) {
 	// its session open, to come back to zkbridge after the import.
 	kazooScript := filepath.Join(RepoRoot(), "compat-tests", "clients", "kazoo_migrate.py")
 	requireTool(t, python3Path)
-	kz, err := exec.Command(python3Path, kazooScript, "start", strings.Join(ens.Addrs, ",")).Output()
-	if err != nil {
+	kazoo := exec.Command(python3Path, kazooScript, "start", strings.Join(ens.Addrs, ","))
+	kazooIn, _ := kazoo.StdinPipe()
+	kazooOut, _ := kazoo.StdoutPipe()
+	kazoo.Stderr = os.Stderr
+	if err := kazoo.Start(); err != nil {
 		t.Fatalf("kazoo start: %v", err)
 	}
-	kazooSession := strings.Fields(string(kz))
+	defer func() { kazooIn.Close(); _ = kazoo.Wait() }()
+	kz := make([]byte, 200)
+	n, _ := io.ReadAtLeast(kazooOut, kz, 10)
+	kazooSession := strings.Fields(string(kz[:n]))
 	if len(kazooSession) != 2 {
-		t.Fatalf("kazoo start printed %q", kz)
+		t.Fatalf("kazoo start printed %q", kz[:n])
 	}
 
 	// Export and import.
@@ -307,6 +314,8 @@ func TestMigrate(t *testing.T) {
 			t.Fatalf("validate %s: %d differences over %d znodes: %v", root, res.Count, res.Nodes, res.First)
 		}
 	}
+	kazooIn.Close() // kazoo leaves ZooKeeper, its session open there
+	_ = kazoo.Wait()
 	if out, err := exec.Command(python3Path, kazooScript, "resume", target, kazooSession[0], kazooSession[1]).CombinedOutput(); err != nil {
 		t.Fatalf("kazoo resume on zkbridge: %v\n%s", err, out)
 	} else {

@@ -88,7 +88,7 @@ wait:
 // pipelined on it).
 type TreeReader struct {
 	Conn *zk.Conn
-	// Workers bounds the requests in flight (default 32).
+	// Workers bounds the requests in flight (default 64).
 	Workers int
 }
 
@@ -114,7 +114,7 @@ func (r *TreeReader) ReadNode(p string) (*Node, []string, error) {
 		}
 		var kids []string
 		cst := st
-		if st.EphemeralOwner == 0 {
+		if st.NumChildren > 0 { // a leaf's stat from getData is whole
 			kids, cst, err = r.Conn.Children(p)
 			if errors.Is(err, zk.ErrNoNode) {
 				return nil, nil, errSkip
@@ -160,7 +160,7 @@ func descend(p string) bool { return p != "/zookeeper/config" }
 func (r *TreeReader) Walk(ctx context.Context, root string, fn func(*Node) error) error {
 	workers := r.Workers
 	if workers <= 0 {
-		workers = 32
+		workers = 64
 	}
 	level := []string{root}
 	const chunk = 4096

@@ -1,8 +1,9 @@
 """A kazoo client that moves from ZooKeeper to zkbridge with its session.
 
 start HOSTS: connect, create the ephemeral /members/kazoo, print
-"SESSIONID PASSWORDHEX" and leave without closing the session (as a client
-whose connection string is about to change).
+"SESSIONID PASSWORDHEX", stay connected until a line arrives on stdin, then
+leave without closing the session (as a client whose connection string is
+about to change).
 resume HOSTS SESSIONID PASSWORDHEX: connect to HOSTS with that session id
 and password; the session must be the same one, with its ephemeral.
 """
@@ -18,6 +19,7 @@ if mode == "start":
     zk.create("/members/kazoo", b"kazoo", ephemeral=True)
     sid, pw = zk.client_id
     print("%d %s" % (sid, pw.hex()), flush=True)
+    sys.stdin.readline()
     os._exit(0)  # no closeSession: the session lives on
 sid, pw = int(sys.argv[3]), bytes.fromhex(sys.argv[4])
 zk = KazooClient(hosts=hosts, timeout=40, client_id=(sid, pw))

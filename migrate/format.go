@@ -67,6 +67,8 @@ type Node struct {
 	// Ancestor marks a node above the exported subtree, imported only
 	// where the target lacks it.
 	Ancestor bool `json:"ancestor,omitempty"`
+	// dataLength is the data length of a stat-only read (ReadStat).
+	dataLength int32
 }
 
 // Session is a source session: its id and negotiated timeout. Its password

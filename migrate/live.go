@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -188,7 +189,9 @@ func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive, f
 	}
 	src, dst := &TreeReader{Conn: conn}, &TreeReader{Conn: o.TargetZK}
 	workers := max(o.Export.Workers, 32)
-	err = walkPairs(ctx, src, dst, o.Export.Path, workers, func(p string, x *pairRead) ([]string, error) {
+	// Stats first (one getChildren2 a node on each side); a node whose
+	// stat differs is read whole from the source.
+	err = walkPairs(ctx, src, dst, o.Export.Path, workers, (*TreeReader).ReadStat, func(p string, x *pairRead) ([]string, error) {
 		if x.s == nil {
 			if x.t != nil && migratable(p) {
 				sub, err := subtree(ctx, dst, p)
@@ -201,14 +204,22 @@ func catchUp(ctx context.Context, o LiveOptions, conn *zk.Conn, ka *keepAlive, f
 		}
 		alive[x.s.EphemeralOwner] = true
 		f.unfenced(x.s)
-		if migratable(p) && (x.t == nil || len(CompareNodes(x.s, x.t)) > 0) {
-			if x.s.EphemeralOwner != 0 && !ka.has(x.s.EphemeralOwner) {
-				s := Session{ID: x.s.EphemeralOwner, Timeout: o.Export.DefaultSessionTimeout}
+		if migratable(p) && (x.t == nil || !sameStat(x.s, x.t)) {
+			full, _, err := src.ReadNode(p)
+			if errors.Is(err, errSkip) {
+				return nil, nil // deleted meanwhile: the next pass sees it
+			}
+			if err != nil {
+				return nil, err
+			}
+			f.unfenced(full)
+			if full.EphemeralOwner != 0 && !ka.has(full.EphemeralOwner) {
+				s := Session{ID: full.EphemeralOwner, Timeout: o.Export.DefaultSessionTimeout}
 				ka.add(s)
 				_ = up.Session(s)
 				rep.Sessions++
 			}
-			changed = append(changed, x.s)
+			changed = append(changed, full)
 		}
 		var next []string
 		if descend(p) {

@@ -140,6 +140,30 @@ func (r *TreeReader) ReadNode(p string) (*Node, []string, error) {
 	}
 }
 
+// ReadStat reads a node's stat and children in one request
+// (getChildren2), without its data and ACL: what a catch-up pass compares.
+func (r *TreeReader) ReadStat(p string) (*Node, []string, error) {
+	kids, st, err := r.Conn.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, errSkip
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("getChildren %s: %w", p, err)
+	}
+	sort.Strings(kids)
+	return &Node{Path: p, Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime, Mtime: st.Mtime,
+		Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: st.EphemeralOwner,
+		NumChildren: st.NumChildren, Creates: (st.Cversion + st.NumChildren) / 2, dataLength: st.DataLength}, kids, nil
+}
+
+// sameStat says whether two stat-only reads agree: then data (mzxid,
+// version) and ACL (aversion) agree too.
+func sameStat(a, b *Node) bool {
+	return a.Czxid == b.Czxid && a.Mzxid == b.Mzxid && a.Pzxid == b.Pzxid && a.Ctime == b.Ctime && a.Mtime == b.Mtime &&
+		a.Version == b.Version && a.Cversion == b.Cversion && a.Aversion == b.Aversion && a.EphemeralOwner == b.EphemeralOwner &&
+		a.NumChildren == b.NumChildren && a.dataLength == b.dataLength
+}
+
 // migratable says whether p belongs to a migration: everything but
 // ZooKeeper's own /zookeeper, /zookeeper/config and /zookeeper/quota (the
 // quota nodes below it do move).

@@ -57,7 +57,7 @@ func Validate(ctx context.Context, source, target *zk.Conn, root string, max int
 		}
 	}
 	src, dst := &TreeReader{Conn: source}, &TreeReader{Conn: target}
-	err := walkPairs(ctx, src, dst, root, workers, func(p string, x *pairRead) ([]string, error) {
+	err := walkPairs(ctx, src, dst, root, workers, (*TreeReader).ReadNode, func(p string, x *pairRead) ([]string, error) {
 		if excluded(p) {
 			return nil, nil
 		}
@@ -110,7 +110,8 @@ type pairRead struct {
 // walkPairs reads each path on both sides, workers at a time, a level at a
 // time; visit (called from one goroutine, in level order) returns the
 // paths of the next level to read.
-func walkPairs(ctx context.Context, src, dst *TreeReader, root string, workers int, visit func(p string, x *pairRead) ([]string, error)) error {
+func walkPairs(ctx context.Context, src, dst *TreeReader, root string, workers int, read func(*TreeReader, string) (*Node, []string, error),
+	visit func(p string, x *pairRead) ([]string, error)) error {
 	level := []string{root}
 	for len(level) > 0 {
 		var next []string
@@ -131,8 +132,8 @@ func walkPairs(ctx context.Context, src, dst *TreeReader, root string, workers i
 					defer func() { <-sem }()
 					x := &pairs[i]
 					var se, te error
-					x.s, x.sKids, se = src.ReadNode(p)
-					x.t, x.tKids, te = dst.ReadNode(p)
+					x.s, x.sKids, se = read(src, p)
+					x.t, x.tKids, te = read(dst, p)
 					for _, err := range []error{se, te} {
 						if err != nil && !errors.Is(err, errSkip) {
 							errs[i] = err

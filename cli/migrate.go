@@ -439,6 +439,7 @@ Examples:
   zkbridge migrate live --from zk1:2181 --to 127.0.0.1:2181 --native 127.0.0.1:2191 --until-quiet --json
   zkbridge migrate live --from zk1:2181,zk2:2181 --to 10.0.0.5:2181 --fence --auth digest:super:secret`,
 		Flags: append([]ucli.Flag{fromFlag(), toFlag(true), nativeFlag(), pathFlag(), authFlag(), jsonFlag(), migrateTimeoutFlag(), sessionTimeoutFlag(),
+			&ucli.BoolFlag{Name: "merge", Usage: "run again over a target that has part of the subtree (a failed run): the catch-up passes overwrite what differs"},
 			&ucli.BoolFlag{Name: "until-quiet", Usage: "end after the first pass that finds no difference (the default without a terminal)"},
 			&ucli.BoolFlag{Name: "fence", Usage: "before the final pass, make the migrated subtree read-only on ZooKeeper (ACLs keep only READ; restored if the migration fails; zkbridge gets the original ACLs)"},
 			&ucli.DurationFlag{Name: "pause", Value: time.Second, Usage: "pause between catch-up passes"}},
@@ -498,7 +499,7 @@ Examples:
 			}()
 			start := time.Now()
 			res, err := migrate.Live(ctx, migrate.LiveOptions{Export: o, Target: t, TargetZK: dst, Pause: c.Duration("pause"),
-				UntilQuiet: untilQuiet, Final: final, Fence: c.Bool("fence"), FinalWithin: 20 * time.Second, Pass: func(p migrate.PassReport) {
+				UntilQuiet: untilQuiet, Final: final, Fence: c.Bool("fence"), FinalWithin: 20 * time.Second, Merge: c.Bool("merge"), Pass: func(p migrate.PassReport) {
 					if c.Bool("json") {
 						_ = json.NewEncoder(c.App.Writer).Encode(p)
 						return
@@ -506,7 +507,7 @@ Examples:
 					fmt.Fprintf(c.App.Writer, "pass %d%s: %d znodes caught up, %d deleted, %d new sessions\n", p.Pass, map[bool]string{true: " (final)"}[p.Final], p.Changed, p.Deleted, p.Sessions)
 				}})
 			if err != nil {
-				return fmt.Errorf("live: %w (the target keeps what was imported; rerun `migrate live` after clearing it, or finish with `migrate import --merge`)", err)
+				return fmt.Errorf("live: %w (the target keeps what was imported: rerun with --merge to resume)", err)
 			}
 			secs := time.Since(start).Seconds()
 			if res.Lag > 0 {

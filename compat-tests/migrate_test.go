@@ -397,6 +397,19 @@ func liveCommand(t *testing.T, ens *Ensemble, zc *ZkbridgeCluster, src, dst *zk.
 	if data, _, err := dst.Get("/quiet/a"); err != nil || string(data) != "/quiet/a" {
 		t.Fatalf("/quiet/a after migrate live: %q %v", data, err)
 	}
+	// Again: refused without --merge (the target has /quiet), a resume with it.
+	if _, err := src.Set("/quiet/a", []byte("v2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, args("/quiet")...).CombinedOutput(); err == nil || !strings.Contains(string(out), "not empty") {
+		t.Fatalf("migrate live over a non-empty target: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, append(args("/quiet"), "--merge")...).CombinedOutput(); err != nil {
+		t.Fatalf("migrate live --merge: %v\n%s", err, out)
+	}
+	if data, _, err := dst.Get("/quiet/a"); err != nil || string(data) != "v2" {
+		t.Fatalf("/quiet/a after migrate live --merge: %q %v", data, err)
+	}
 
 	// A writer that never stops: SIGINT, then the final pass and the end.
 	stop := make(chan struct{})

@@ -35,6 +35,9 @@ type LiveOptions struct {
 	// Fence makes the migrated subtree read-only on ZooKeeper before the
 	// final pass (fence.go).
 	Fence bool
+	// Merge imports into a non-empty target (a rerun): the catch-up passes
+	// then overwrite whatever differs.
+	Merge bool
 	// FinalWithin bounds the final passes (0: until one finds nothing):
 	// past it, Live finishes and reports what the last pass still found
 	// (writers still running on ZooKeeper).
@@ -65,7 +68,7 @@ type LiveResult struct {
 // Live runs the migration; it returns after the final pass.
 func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 	res := &LiveResult{}
-	im, err := o.Target.NewImporter(ctx, ImporterOptions{})
+	im, err := o.Target.NewImporter(ctx, ImporterOptions{Merge: o.Merge})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +83,7 @@ func Live(ctx context.Context, o LiveOptions) (_ *LiveResult, err error) {
 	var source int64
 	end, err := Export(ctx, o.Export, func(h Header) error {
 		source = h.LastZxid
-		return o.Target.Begin(ctx, h.Path, false, h.LastZxid)
+		return o.Target.Begin(ctx, h.Path, o.Merge, h.LastZxid)
 	}, sessionTap{im, ka})
 	if err != nil {
 		im.Abort()

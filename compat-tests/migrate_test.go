@@ -288,6 +288,10 @@ func TestMigrate(t *testing.T) {
 	// its ZooKeeper session id and password and keeps its ephemeral. Its
 	// ZooKeeper session lives on until that timeout, while validate runs.
 	sid := member.SessionID()
+	_, _, memberWatch, err := member.ChildrenW("/members") // replayed by SetWatches after the move
+	if err != nil {
+		t.Fatal(err)
+	}
 	flip.flip(target)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -325,6 +329,18 @@ func TestMigrate(t *testing.T) {
 	// left behind, expire there after their timeout; then the rest.
 	validate(src, dst, "/members")
 	validate(src, dst, "/", "/members")
+	// The watch the member set on ZooKeeper fires on zkbridge.
+	if _, err := dst.Create("/members/trigger", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-memberWatch:
+		if ev.Type != zk.EventNodeChildrenChanged || ev.Path != "/members" {
+			t.Fatalf("the member's watch after the move: %+v", ev)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the member's children watch, set on ZooKeeper, did not fire on zkbridge")
+	}
 
 	// The same script on both: equal transcripts.
 	zkT, zbT := transcript(t, src, "x"), transcript(t, dst, "x")

@@ -49,10 +49,13 @@ func replicaView(addr string) (string, error) {
 // checkReplicas compares every node's view; a node that cannot serve one
 // is reported too (it must refuse or recover, and here it did neither in
 // time).
-func checkReplicas(addrs []string) []string {
+func checkReplicas(addrs []string, down func(int) bool) []string {
 	views := make([]string, len(addrs))
 	var out []string
 	for i, a := range addrs {
+		if down(i) {
+			continue
+		}
 		v, err := replicaView(a)
 		if err != nil {
 			out = append(out, fmt.Sprintf("replicas: node %d serves no view: %v", i+1, err))
@@ -60,9 +63,14 @@ func checkReplicas(addrs []string) []string {
 		}
 		views[i] = v
 	}
-	for i := 1; i < len(views); i++ {
-		if views[i] != "" && views[0] != "" && views[i] != views[0] {
-			out = append(out, fmt.Sprintf("replicas: node %d serves %q, node 1 %q", i+1, views[i], views[0]))
+	first := -1
+	for i, v := range views {
+		switch {
+		case v == "":
+		case first < 0:
+			first = i
+		case v != views[first]:
+			out = append(out, fmt.Sprintf("replicas: node %d serves %q, node %d %q", i+1, v, first+1, views[first]))
 		}
 	}
 	return out

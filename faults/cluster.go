@@ -36,6 +36,9 @@ type Cluster interface {
 	Isolate(i int) error
 	Heal() error
 	CanIsolate() bool
+	// Down reports whether node i is known to be stopped (killed and not
+	// restarted): the replica check skips it.
+	Down(i int) bool
 	Close()
 }
 
@@ -259,6 +262,8 @@ func (z *Zkbridge) Kill(i int) error {
 
 func (z *Zkbridge) Restart(i int) error { return z.start(i) }
 
+func (z *Zkbridge) Down(i int) bool { return z.nodes[i].cmd == nil }
+
 // WaitExit reports whether node i's process exits within d (it is then
 // marked stopped).
 func (z *Zkbridge) WaitExit(i int, d time.Duration) bool {
@@ -411,6 +416,8 @@ func (z *zkEnsemble) CanIsolate() bool { return false }
 func (z *zkEnsemble) Leader(d time.Duration) (int, error) {
 	return leaderOf(z.e.Addrs, func(i int) bool { return z.paused[i] || z.dead[i] }, d)
 }
+func (z *zkEnsemble) Down(i int) bool { return z.dead[i] }
+
 func (z *zkEnsemble) Kill(i int) error {
 	z.dead[i] = true
 	return z.e.Kill(i)

@@ -305,7 +305,7 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 		row.Violations = w.Check(check.conn, &h, cfg.Artifacts)
 		rows = append(rows, row)
 	}
-	rows = append(rows, Row{System: c.Name(), Workload: "replicas", Nemesis: n.Name, Violations: checkReplicas(c.Addrs())})
+	rows = append(rows, Row{System: c.Name(), Workload: "replicas", Nemesis: n.Name, Violations: checkReplicas(c.Addrs(), c.Down)})
 	check.close()
 	c.Close()
 	for i, w := range ws {

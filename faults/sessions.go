@@ -86,6 +86,7 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 		case <-time.After(200 * time.Millisecond):
 		case <-stop:
 		}
+		sid, ownerAt, watcherAt := owner.conn.SessionID(), owner.conn.Server(), c.conn.Server()
 		ended := time.Now()
 		owner.close() // closeSession; if lost, the session expires
 		if !exists {
@@ -97,7 +98,7 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 				s.violate("sessions: watch on %s fired %v, want NodeDeleted", path, ev.Type)
 			}
 		case <-time.After(ephemeralGrace):
-			s.violate("sessions: ephemeral %s still there (no watch event) %v after its session closed", path, time.Since(ended).Round(time.Millisecond))
+			s.violate("sessions: ephemeral %s of session 0x%x (on %s, watched from %s) still there (no watch event) %v after its session closed", path, sid, ownerAt, watcherAt, time.Since(ended).Round(time.Millisecond))
 		}
 	}
 }

@@ -51,6 +51,10 @@ type AuthConfig struct {
 
 	// users is the JAAS file's DIGEST-MD5 users, loaded by Validate.
 	users map[string]string
+	// kerberos is the JAAS file's Krb5LoginModule service (keytab and
+	// principal), loaded by Validate; nil: DIGEST-MD5.
+	kerberos       *sasl.Kerberos
+	kerberosLoaded bool
 }
 
 // SASLProvider is the class that enables the sasl scheme.
@@ -113,8 +117,38 @@ func (a *AuthConfig) SASLUsers() (map[string]string, error) {
 	return users, nil
 }
 
+// SASLKerberos returns the Kerberos service of the JAAS Server section
+// (a com.sun.security.auth.module.Krb5LoginModule with keyTab and
+// principal), nil when it has none. With one, the SASL mechanism is
+// GSSAPI, as ZooKeeper picks it when its login holds a Kerberos principal.
+func (a *AuthConfig) SASLKerberos() (*sasl.Kerberos, error) {
+	if a.JAASFile == "" || a.kerberosLoaded {
+		return a.kerberos, nil
+	}
+	j, err := sasl.LoadJAAS(a.JAASFile)
+	if err != nil {
+		return nil, err
+	}
+	section := a.SASLLoginContext
+	if section == "" {
+		section = sasl.DefaultServerSection
+	}
+	if m, ok := j.Module(section, sasl.KerberosLoginModule); ok {
+		k, err := sasl.LoadKerberos(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.JAASFile, err)
+		}
+		a.kerberos = k
+	}
+	a.kerberosLoaded = true
+	return a.kerberos, nil
+}
+
 func (a *AuthConfig) validate() error {
 	if _, err := a.SASLUsers(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if _, err := a.SASLKerberos(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	schemes := a.EnforcedSchemes()

@@ -14,7 +14,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/zkbridge/zkbridge/server/auth/sasl"
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -48,7 +47,7 @@ type conn struct {
 	seq     uint64 // sequence number of the last proposed write
 	// saslExchange is the connection's SASL exchange, from its first
 	// sasl request (reader goroutine only).
-	saslExchange *sasl.Digest
+	saslExchange saslMechanism
 
 	// closeRequested is set when the client sent closeSession: the
 	// connection closes itself after that reply, so the apply path's kick

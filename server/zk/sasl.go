@@ -6,11 +6,20 @@ import (
 )
 
 // saslState is the door's SASL setup, fixed at start: the DIGEST-MD5
-// users of the JAAS file and the schemes a connection must authenticate
-// with before anything else.
+// users of the JAAS file or its Kerberos service, and the schemes a
+// connection must authenticate with before anything else.
 type saslState struct {
 	users    map[string]string // nil: no JAAS file, no SASL server
+	kerberos *sasl.Kerberos    // non-nil: GSSAPI instead of DIGEST-MD5
 	enforced []string
+}
+
+// saslMechanism is one connection's SASL exchange (sasl.Digest or
+// sasl.GSSAPI).
+type saslMechanism interface {
+	Step(token []byte) ([]byte, error)
+	Complete() bool
+	AuthenticationID() string
 }
 
 func (s *Server) initSASL() {
@@ -20,12 +29,18 @@ func (s *Server) initSASL() {
 		// or vanished in between. Serve without SASL, loudly.
 		s.log.Error().Err(err).Msg("JAAS file unreadable: SASL clients will not authenticate")
 	}
-	s.sasl = saslState{users: users, enforced: s.cfg.Auth.EnforcedSchemes()}
+	krb, err := s.cfg.Auth.SASLKerberos()
+	if err != nil {
+		s.log.Error().Err(err).Msg("JAAS Kerberos login unusable: SASL clients will not authenticate")
+	}
+	s.sasl = saslState{users: users, kerberos: krb, enforced: s.cfg.Auth.EnforcedSchemes()}
 	switch {
+	case krb != nil:
+		// As ZooKeeper: a Kerberos login in the section makes the
+		// mechanism GSSAPI, whatever DIGEST-MD5 users sit beside it.
+		s.log.Info().Str("principal", krb.ServicePrincipal()).Str("jaas", s.cfg.Auth.JAASFile).Msg("SASL GSSAPI (Kerberos) enabled")
 	case users != nil && len(users) == 0:
-		// A Kerberos-only Server section (Krb5LoginModule) makes ZooKeeper
-		// serve GSSAPI, which zkbridge does not implement.
-		s.log.Warn().Str("jaas", s.cfg.Auth.JAASFile).Msg("the JAAS Server section lists no user_<name> options: every SASL client will fail (zkbridge serves DIGEST-MD5 only, not GSSAPI/Kerberos)")
+		s.log.Warn().Str("jaas", s.cfg.Auth.JAASFile).Msg("the JAAS Server section lists neither user_<name> options nor a Krb5LoginModule with keyTab and principal: every SASL client will fail")
 	case users != nil:
 		s.log.Info().Int("users", len(users)).Str("jaas", s.cfg.Auth.JAASFile).Msg("SASL DIGEST-MD5 enabled")
 	}
@@ -63,7 +78,11 @@ func (c *conn) handleSASL(xid int32, token []byte) bool {
 		return true
 	}
 	if c.saslExchange == nil {
-		c.saslExchange = sasl.NewDigest(s.saslPassword)
+		if s.sasl.kerberos != nil {
+			c.saslExchange = sasl.NewGSSAPI(s.sasl.kerberos)
+		} else {
+			c.saslExchange = sasl.NewDigest(s.saslPassword)
+		}
 	}
 	answer, err := c.saslExchange.Step(token)
 	if err != nil {

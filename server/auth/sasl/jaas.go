@@ -270,3 +270,13 @@ func jaasTokens(s string) ([]jaasToken, error) {
 	}
 	return out, nil
 }
+
+// Module returns the first module of a section with the given class.
+func (j *JAAS) Module(section, class string) (LoginModule, bool) {
+	for _, m := range j.Sections[section] {
+		if m.Class == class {
+			return m, true
+		}
+	}
+	return LoginModule{}, false
+}

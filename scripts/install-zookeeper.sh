@@ -5,11 +5,13 @@
 # console's browser tests, driven headless by chromedp) and libnetty-java
 # (the netty jars a TLS-enabled ZooKeeper needs beyond its manifest).
 # python3-pure-sasl is kazoo's SASL (the SASL compat tests); tmux runs zkbridge top
-# and shell in a terminal for their tests.
+# and shell in a terminal for their tests. krb5-kdc, krb5-admin-server
+# (kadmin.local) and krb5-user (kinit) run a throwaway Kerberos realm for
+# the SASL GSSAPI tests; python3-kerberos is pure-sasl's GSSAPI.
 # Idempotent: apt-get runs only when something is missing.
 set -euo pipefail
 
-packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium libnetty-java python3-pure-sasl tmux)
+packages=(zookeeper zookeeper-bin python3-kazoo default-jre-headless netcat-openbsd chromium libnetty-java python3-pure-sasl tmux krb5-kdc krb5-admin-server krb5-user python3-kerberos)
 
 missing=()
 for p in "${packages[@]}"; do

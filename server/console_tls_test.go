@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -58,6 +59,26 @@ func TestConsoleOverHTTPSWithClientCertificates(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the Cluster page over HTTPS: %d rows, %d errors:\n%s", rows, errs, nodes)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The Raft status asks every replica's admin port for its progress,
+	// over HTTPS too: no replica is left "unknown".
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := servers[0].Status(ctx)
+		cancel()
+		unanswered := 0
+		for _, r := range st.Replicas {
+			if r.Error != "" || r.Role == "unknown" {
+				unanswered++
+			}
+		}
+		if err == nil && len(st.Replicas) == 3 && unanswered == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("raft status over HTTPS admin ports: %v %+v", err, st.Replicas)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

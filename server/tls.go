@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 
+	"github.com/zkbridge/zkbridge/server/admin"
 	"github.com/zkbridge/zkbridge/server/tlsconf"
 )
 
@@ -27,7 +28,9 @@ func (s *Server) secureDoors() error {
 	}
 	if adminTLS {
 		s.admin.UseTLS(src.ServerConfig("http/1.1"))
-		s.admin.PeerTLS(func(addr string) *tls.Config { return src.ClientConfig(addr, "http/1.1") }) // the web console asks the other nodes
+		peerTLS := func(addr string) *tls.Config { return src.ClientConfig(addr, "http/1.1") }
+		s.admin.PeerTLS(peerTLS)                               // the web console asks the other nodes
+		s.node.SetProgressSource(admin.HTTPSProgress(peerTLS)) // and the leader their Raft progress
 		s.log.Info().Str("admin_addr", s.admin.Addr()).Msg("admin server on HTTPS (admin.forceHttps)")
 	}
 	return nil

@@ -2,10 +2,12 @@ package admin
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/zkbridge/zkbridge/server/node"
@@ -86,16 +88,34 @@ func (a *Server) raftHandlers(mux *http.ServeMux) {
 	})
 }
 
-// FetchProgress reads another replica's /raft/local (node.ProgressSource) (loopback or cluster
-// network; bounded by ctx and a short timeout).
+// FetchProgress reads another replica's /raft/local (node.ProgressSource) over
+// plain HTTP (loopback or cluster network; bounded by ctx and a short timeout).
 func FetchProgress(ctx context.Context, adminAddr string) (node.Progress, error) {
+	return fetchProgress(ctx, http.DefaultClient, "http://", adminAddr)
+}
+
+// HTTPSProgress is FetchProgress for admin ports on HTTPS (admin.forceHttps):
+// tlsFor gives the client configuration (trust store, client certificate)
+// for an address.
+func HTTPSProgress(tlsFor func(addr string) *tls.Config) node.ProgressSource {
+	clients := sync.Map{} // addr -> *http.Client, so connections are reused
+	return func(ctx context.Context, adminAddr string) (node.Progress, error) {
+		c, ok := clients.Load(adminAddr)
+		if !ok {
+			c, _ = clients.LoadOrStore(adminAddr, &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(adminAddr)}})
+		}
+		return fetchProgress(ctx, c.(*http.Client), "https://", adminAddr)
+	}
+}
+
+func fetchProgress(ctx context.Context, hc *http.Client, scheme, adminAddr string) (node.Progress, error) {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+adminAddr+"/raft/local", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+adminAddr+"/raft/local", nil)
 	if err != nil {
 		return node.Progress{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return node.Progress{}, fmt.Errorf("ask %s: %w", adminAddr, err)
 	}

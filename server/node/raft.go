@@ -431,12 +431,19 @@ func abandonAfterFor(cmd *sm.Command) time.Duration {
 // carries (conn, seq), and apply accepts only the seq after the last one
 // applied, so a second copy is refused (out of order) after the first,
 // and the first's result is the one delivered (results come in apply
-// order). A session takeover, an expiry and an activity report are
-// idempotent; a second CreateSession leaves a session nobody holds, which
-// expires after its timeout, as when a client gives up and reconnects.
+// order). A session takeover and an expiry are idempotent; a second
+// CreateSession leaves a session nobody holds, which expires after its
+// timeout, as when a client gives up and reconnects.
+//
+// An activity report (TouchSessions) is not repeated: applied late, a copy
+// would give its sessions a new deadline seconds after their clients went
+// quiet, keeping them (and their ephemerals) alive past their timeout. A
+// lost report is carried by the next one.
 func retrySafe(cmd *sm.Command) bool {
 	switch cmd.Op.(type) {
-	case *sm.SetSessionOwner, *sm.CreateSession, *sm.TouchSessions:
+	case *sm.TouchSessions:
+		return false
+	case *sm.SetSessionOwner, *sm.CreateSession:
 		return true
 	case *sm.CloseSession:
 		return cmd.Session != 0

@@ -31,10 +31,33 @@ type Op struct {
 	Path     string
 }
 
-// History collects the operations of a run, from many goroutines.
+// History collects the operations of a run, from many goroutines, and
+// when the nemesis struck.
 type History struct {
-	mu  sync.Mutex
-	ops []Op
+	mu     sync.Mutex
+	ops    []Op
+	faults [][2]time.Time // [injected, ended]
+}
+
+// AddFault records a fault from start to end (its restart, resume, heal).
+func (h *History) AddFault(start, end time.Time) {
+	h.mu.Lock()
+	h.faults = append(h.faults, [2]time.Time{start, end})
+	h.mu.Unlock()
+}
+
+// LastFaultBefore returns the end of the last fault injected before t
+// (zero if none).
+func (h *History) LastFaultBefore(t time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var last time.Time
+	for _, f := range h.faults {
+		if f[0].Before(t) && f[1].After(last) {
+			last = f[1]
+		}
+	}
+	return last
 }
 
 func (h *History) Add(op Op) {

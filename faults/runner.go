@@ -267,6 +267,7 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			runErr = fmt.Errorf("%s: end: %w", n.Name, err)
 			break
 		}
+		h.AddFault(start, time.Now())
 		time.Sleep(cfg.Cooldown)
 		gaps = append(gaps, h.WriteGap(start, time.Now()))
 		stalls = append(stalls, h.ClientStall(start, time.Now()))

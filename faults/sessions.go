@@ -17,6 +17,15 @@ import (
 type sessions struct {
 	mu         sync.Mutex
 	violations []string
+	ends       []ephemeralEnd
+}
+
+// ephemeralEnd: the owner of path closed its session at ended; the watch
+// saw the ephemeral go at gone.
+type ephemeralEnd struct {
+	path        string
+	sid         int64
+	ended, gone time.Time
 }
 
 func (*sessions) Name() string { return "sessions" }
@@ -34,10 +43,17 @@ func (s *sessions) violate(format string, args ...any) {
 	s.mu.Unlock()
 }
 
-// ephemeralGrace bounds how long an ephemeral may outlive its session's
-// end: a close whose reply was lost leaves the session to expire after its
-// timeout, noticed by the leader within half a tick more.
-const ephemeralGrace = 2*sessionTimeout + 2*time.Second
+// expiryGrace bounds how long an ephemeral may outlive the later of its
+// session's end and the last fault: a close that was lost leaves the
+// session to expire after its timeout, and every new leader gives each
+// session a full timeout from when it took over (as ZooKeeper's does),
+// found at the leader's next half-tick check (1 s), plus an election after
+// a fault ended (a restarted node). ephemeralGrace bounds the wait
+// itself, past any fault pattern of a run.
+const (
+	expiryGrace    = sessionTimeout + 3*time.Second
+	ephemeralGrace = 4*sessionTimeout + 4*time.Second
+)
 
 func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 	for n := 0; ; n++ {
@@ -97,6 +113,11 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 			if ev.Type != zk.EventNodeDeleted && ev.Type != zk.EventNotWatching {
 				s.violate("sessions: watch on %s fired %v, want NodeDeleted", path, ev.Type)
 			}
+			// Judged against the faults at the end (Check): a fault later
+			// than the close resets the session's timeout.
+			s.mu.Lock()
+			s.ends = append(s.ends, ephemeralEnd{path: path, sid: sid, ended: ended, gone: time.Now()})
+			s.mu.Unlock()
 		case <-time.After(ephemeralGrace):
 			s.violate("sessions: ephemeral %s of session 0x%x (on %s, watched from %s) still there (no watch event) %v after its session closed", path, sid, ownerAt, watcherAt, time.Since(ended).Round(time.Millisecond))
 		}
@@ -105,7 +126,19 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 
 // Check waits for every ephemeral to go (sessions whose close was lost
 // expire) and reports those that stay.
-func (s *sessions) Check(c *zk.Conn, _ *History, _ string) []string {
+func (s *sessions) Check(c *zk.Conn, h *History, _ string) []string {
+	s.mu.Lock()
+	for _, e := range s.ends {
+		from := e.ended
+		if f := h.LastFaultBefore(e.gone); f.After(from) {
+			from = f
+		}
+		if late := e.gone.Sub(from); late > expiryGrace {
+			s.violations = append(s.violations, fmt.Sprintf("sessions: ephemeral %s of session 0x%x went %v after its session closed, %v after the later of that and the last fault (allowed %v)",
+				e.path, e.sid, e.gone.Sub(e.ended).Round(time.Millisecond), late.Round(time.Millisecond), expiryGrace))
+		}
+	}
+	s.mu.Unlock()
 	deadline := time.Now().Add(ephemeralGrace)
 	var kids []string
 	for {

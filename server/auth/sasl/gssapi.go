@@ -209,6 +209,9 @@ func (g *GSSAPI) accept(token []byte) ([]byte, error) {
 		return nil, fmt.Errorf("GSSAPI: encryption type %d is not served (use aes256-cts or aes128-cts)", g.key.KeyType)
 	}
 	if flags&gssFlagMutual == 0 {
+		// No AP-REP: our sequence numbers start where the client's do
+		// (RFC 1964 section 1.2.1.2); Java's client checks them.
+		g.sendSeq = uint64(uint32(a.SeqNumber))
 		return g.offer()
 	}
 	rep, err := g.apRep(req)

@@ -741,6 +741,23 @@ func convertDataDir(t *testing.T, ctx context.Context, ens *Ensemble, imported *
 	if err != nil || len(fb.Skipped) != 1 || fb.Nodes != res.Nodes || !fb.DigestVerified {
 		t.Fatalf("convert past a damaged newest snapshot: %+v %v", fb, err)
 	}
+	// A log of another ensemble after this one's: an error naming it.
+	foreign := t.TempDir()
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		_ = os.WriteFile(filepath.Join(foreign, e.Name()), b, 0o644)
+	}
+	seed, err := os.ReadFile(filepath.Join(RepoRoot(), "migrate", "zkdata", "testdata", "log.seed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignLog := fmt.Sprintf("log.%x", res.Zxid+1)
+	_ = os.WriteFile(filepath.Join(foreign, foreignLog), seed, 0o644)
+	if _, err := migrate.Convert(foreign, foreign, "/", nop, discard{}); err == nil || !strings.Contains(err.Error(), foreignLog) {
+		t.Fatalf("convert with another ensemble's log: %v", err)
+	} else {
+		t.Logf("another ensemble's log: %v", err)
+	}
 	magic := t.TempDir()
 	for _, e := range ents {
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))

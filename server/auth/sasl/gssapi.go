@@ -157,7 +157,15 @@ func (g *GSSAPI) AuthenticationID() string { return g.peer }
 func (g *GSSAPI) AuthorizationID() string { return g.authzID }
 
 // Step answers one client token.
-func (g *GSSAPI) Step(token []byte) ([]byte, error) {
+func (g *GSSAPI) Step(token []byte) (answer []byte, err error) {
+	// The Kerberos decoding underneath parses what the client sent; a
+	// panic in it fails this exchange, not the server.
+	defer func() {
+		if r := recover(); r != nil {
+			g.state = gssComplete + 1
+			answer, err = nil, fmt.Errorf("GSSAPI: malformed token (%v)", r)
+		}
+	}()
 	switch g.state {
 	case gssAwaitAPReq:
 		return g.accept(token)

@@ -154,6 +154,11 @@ func Unwrap(key types.EncryptionKey, token []byte) ([]byte, error) {
 		return nil, fmt.Errorf("GSSAPI unwrap: %w", err)
 	}
 	if flags&wrapSealed != 0 {
+		// gokrb5's decryption slices without checking: too short a
+		// ciphertext would panic (found by FuzzGSSAPIUnwrap).
+		if len(body) < et.GetConfounderByteSize()+et.GetHMACBitLength()/8+wrapHeaderLen {
+			return nil, errors.New("GSSAPI unwrap: sealed token too short")
+		}
 		plain, err := et.DecryptMessage(key.KeyValue, body, keyusage.GSSAPI_INITIATOR_SEAL)
 		if err != nil {
 			return nil, fmt.Errorf("GSSAPI unwrap: %w", err)

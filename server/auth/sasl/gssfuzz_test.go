@@ -1,6 +1,9 @@
 package sasl
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +125,47 @@ func FuzzGSSAPIUnwrap(f *testing.F) {
 			t.Fatalf("unwrapped %d bytes from a %d-byte token", len(msg), len(token))
 		}
 	})
+}
+
+// TestLoadKerberos: the JAAS module's keytab and principal, and the
+// refusals that keep a node from starting with an unusable Kerberos login.
+func TestLoadKerberos(t *testing.T) {
+	kt, _ := fuzzService(t)
+	path := filepath.Join(t.TempDir(), "zk.keytab")
+	b, err := kt.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mod := func(opts ...string) LoginModule {
+		m := LoginModule{Class: KerberosLoginModule, Options: map[string]string{}}
+		for i := 0; i+1 < len(opts); i += 2 {
+			m.Options[opts[i]] = opts[i+1]
+		}
+		return m
+	}
+	k, err := LoadKerberos(mod("keyTab", path, "principal", "zookeeper/localhost@"+fuzzRealm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.ServicePrincipal() != "zookeeper/localhost@"+fuzzRealm {
+		t.Fatalf("service principal %q", k.ServicePrincipal())
+	}
+	for _, c := range []struct {
+		m    LoginModule
+		want string
+	}{
+		{mod("principal", "zookeeper/localhost@"+fuzzRealm), "without keyTab"},
+		{mod("keyTab", path), "without principal"},
+		{mod("keyTab", path, "principal", "zookeeper/localhost"), "no @REALM"},
+		{mod("keyTab", path, "principal", "zookeeper/otherhost@"+fuzzRealm), "holds no key"},
+		{mod("keyTab", path, "principal", "zookeeper/localhost@OTHER.REALM"), "holds no key"},
+		{mod("keyTab", path+".missing", "principal", "zookeeper/localhost@"+fuzzRealm), "keytab"},
+	} {
+		if _, err := LoadKerberos(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want %q", c.m.Options, err, c.want)
+		}
+	}
 }

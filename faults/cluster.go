@@ -290,6 +290,24 @@ func (z *Zkbridge) Resume(i int) error {
 	return z.signal(i, syscall.SIGCONT)
 }
 
+// CutLinks cuts each given pair of nodes (0-based) both ways; the other
+// links stay up (a bridge: two nodes that cannot talk, both talking to a
+// third).
+func (z *Zkbridge) CutLinks(pairs ...[2]int) error {
+	cut := make([][]string, len(z.nodes))
+	for _, p := range pairs {
+		a, b := p[0], p[1]
+		cut[a] = append(cut[a], fmt.Sprint(z.nodes[b].id))
+		cut[b] = append(cut[b], fmt.Sprint(z.nodes[a].id))
+	}
+	for i, nd := range z.nodes {
+		if err := os.WriteFile(nd.faultFile, []byte(strings.Join(cut[i], " ")), 0o640); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Isolate writes the fault files: node i discards every peer's messages
 // and every peer discards node i's.
 func (z *Zkbridge) Isolate(i int) error {

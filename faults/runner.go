@@ -70,6 +70,33 @@ func Nemeses(hold time.Duration) []Nemesis {
 		}
 		return c.Heal, nil
 	}
+	// isolateFollower puts a follower in the minority; bridge cuts the
+	// leader from one follower only, the third node talking to both.
+	isolateFollower := func(c Cluster) (func() error, error) {
+		i, err := pick(c, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Isolate(i); err != nil {
+			return nil, err
+		}
+		return c.Heal, nil
+	}
+	bridge := func(c Cluster) (func() error, error) {
+		z, ok := c.(*Zkbridge)
+		if !ok {
+			return nil, fmt.Errorf("%s cannot be partitioned", c.Name())
+		}
+		l, err := pick(c, true)
+		if err != nil {
+			return nil, err
+		}
+		f := (l + 1 + rand.IntN(len(c.Addrs())-1)) % len(c.Addrs())
+		if err := z.CutLinks([2]int{l, f}); err != nil {
+			return nil, err
+		}
+		return c.Heal, nil
+	}
 	// tear kills a follower, damages its disk with damage and restarts it.
 	tear := func(damage func(z *Zkbridge, i int) (string, error)) func(Cluster) (func() error, error) {
 		return func(c Cluster) (func() error, error) {
@@ -195,6 +222,8 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "pause-leader", Hold: hold, Inject: pause(true)},
 		{Name: "pause-follower", Hold: hold, Inject: pause(false)},
 		{Name: "isolate-leader", Hold: hold, Inject: isolate, NeedsIsolate: true},
+		{Name: "isolate-follower", Hold: hold, Inject: isolateFollower, NeedsIsolate: true},
+		{Name: "bridge", Hold: hold, Inject: bridge, NeedsIsolate: true},
 		{Name: "slow-disk-leader", Hold: hold, Inject: slow(true), NeedsDisk: true},
 		{Name: "slow-disk-follower", Hold: hold, Inject: slow(false), NeedsDisk: true, Long: true},
 		{Name: "torn-raft-log", Hold: hold, Inject: tear((*Zkbridge).TearRaftLog), NeedsDisk: true},

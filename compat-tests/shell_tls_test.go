@@ -16,10 +16,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 // TestShellClientConfigurationTLS runs zkbridge shell with zkCli's
-// -client-configuration file asking for TLS (PEM trust store) through a
+// -client-configuration file asking for TLS (PEM or PKCS12 trust store) through a
 // TLS endpoint in front of zkbridge's client port: the command works, and
 // without the trust store it fails.
 func TestShellClientConfigurationTLS(t *testing.T) {
@@ -91,12 +93,42 @@ func TestShellClientConfigurationTLS(t *testing.T) {
 	if _, stderr, code := runShellWith(addr, []string{"-client-configuration", bad, "-timeout", "2000"}, "ls", "/"); code == 0 {
 		t.Fatalf("an untrusted server was accepted: %q", stderr)
 	}
-	// A JKS store is refused with what to do.
-	jks := filepath.Join(dir, "jks.properties")
-	if err := os.WriteFile(jks, []byte("zookeeper.client.secure=true\nzookeeper.ssl.trustStore.type=JKS\n"), 0o600); err != nil {
+	// A PKCS12 trust store (what keytool and openssl write) works too.
+	p12, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{mustParseCert(t, der)}, "changeit")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := runShellWith(addr, []string{"-client-configuration", jks}, "ls", "/"); code != 2 || !strings.Contains(stderr, "PEM") {
+	trustP12 := filepath.Join(dir, "ca.p12")
+	if err := os.WriteFile(trustP12, p12, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withP12 := filepath.Join(dir, "pkcs12.properties")
+	if err := os.WriteFile(withP12, []byte("zookeeper.client.secure=true\n"+
+		"zookeeper.ssl.trustStore.location="+trustP12+"\nzookeeper.ssl.trustStore.password=changeit\nzookeeper.ssl.trustStore.type=PKCS12\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := runShellWith(addr, []string{"-client-configuration", withP12}, "ls", "/zookeeper"); code != 0 || !strings.Contains(stdout, "config") {
+		t.Fatalf("ls over TLS with a PKCS12 trust store: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A JKS store is refused with what to do (the keytool command).
+	jksFile := filepath.Join(dir, "ca.jks")
+	if err := os.WriteFile(jksFile, []byte{0xfe, 0xed, 0xfe, 0xed}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jks := filepath.Join(dir, "jks.properties")
+	if err := os.WriteFile(jks, []byte("zookeeper.client.secure=true\nzookeeper.ssl.trustStore.location="+jksFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runShellWith(addr, []string{"-client-configuration", jks}, "ls", "/"); code != 2 || !strings.Contains(stderr, "keytool -importkeystore") {
 		t.Fatalf("JKS store: exit %d, %q", code, stderr)
 	}
+}
+
+func mustParseCert(t *testing.T, der []byte) *x509.Certificate {
+	t.Helper()
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -3,7 +3,6 @@ package shell
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkbridge/zkbridge/server/auth/sasl"
+	"github.com/zkbridge/zkbridge/server/tlsconf"
 	"github.com/zkbridge/zkbridge/shell/zkclient"
 )
 
@@ -93,60 +93,40 @@ func loadClientConfig(path string) (clientConfig, error) {
 }
 
 // loadTLS returns the dialer the properties ask for: TLS when
-// zookeeper.client.secure=true, with PEM trust and key stores
-// (zookeeper.ssl.trustStore.location, zookeeper.ssl.keyStore.location; JKS
-// and PKCS12 stores must be converted to PEM first). nil means plain TCP.
+// zookeeper.client.secure=true, with the trust and key stores zkCli reads
+// (zookeeper.ssl.trustStore.*, zookeeper.ssl.keyStore.*: PEM or PKCS12,
+// the type from .type or the file's extension, as ZooKeeper). nil means
+// plain TCP.
 func loadTLS(props map[string]string) (dialFunc, error) {
 	if props["zookeeper.client.secure"] != "true" {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	for _, k := range []string{"zookeeper.ssl.keyStore.type", "zookeeper.ssl.trustStore.type"} {
-		if t := props[k]; t != "" && !strings.EqualFold(t, "PEM") {
-			return nil, fmt.Errorf("-client-configuration: %s=%s: zkbridge shell reads PEM stores only; convert with keytool/openssl and set %s=PEM", k, t, k)
+	store := func(prefix string) tlsconf.Store {
+		return tlsconf.Store{
+			Location: props[prefix+".location"],
+			Password: props[prefix+".password"],
+			Type:     props[prefix+".type"],
 		}
 	}
-	if ts := props["zookeeper.ssl.trustStore.location"]; ts != "" {
-		pem, err := os.ReadFile(ts)
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ts := store("zookeeper.ssl.trustStore"); ts.Location != "" {
+		pool, _, err := tlsconf.LoadTrustStore(ts)
 		if err != nil {
-			return nil, fmt.Errorf("-client-configuration: trust store: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-client-configuration: trust store %s holds no PEM certificate", ts)
+			return nil, fmt.Errorf("-client-configuration: %w", err)
 		}
 		cfg.RootCAs = pool
 	}
-	if ks := props["zookeeper.ssl.keyStore.location"]; ks != "" {
-		// A PEM key store holds the certificate chain and the key in one file.
-		cert, err := tls.LoadX509KeyPair(ks, ks)
+	if ks := store("zookeeper.ssl.keyStore"); ks.Location != "" {
+		cert, err := tlsconf.LoadKeyStore(ks)
 		if err != nil {
-			return nil, fmt.Errorf("-client-configuration: key store: %w", err)
+			return nil, fmt.Errorf("-client-configuration: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	if props["zookeeper.ssl.hostnameVerification"] == "false" {
 		// Java skips the host name check but still verifies the chain.
 		cfg.InsecureSkipVerify = true
-		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-			certs := make([]*x509.Certificate, len(raw))
-			for i, r := range raw {
-				c, err := x509.ParseCertificate(r)
-				if err != nil {
-					return err
-				}
-				certs[i] = c
-			}
-			if len(certs) == 0 {
-				return fmt.Errorf("server sent no certificate")
-			}
-			inter := x509.NewCertPool()
-			for _, c := range certs[1:] {
-				inter.AddCert(c)
-			}
-			_, err := certs[0].Verify(x509.VerifyOptions{Roots: cfg.RootCAs, Intermediates: inter})
-			return err
-		}
+		cfg.VerifyPeerCertificate = tlsconf.VerifyChainOnly(cfg.RootCAs)
 	}
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		d := &net.Dialer{Timeout: timeout}

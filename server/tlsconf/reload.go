@@ -197,14 +197,14 @@ func (src *Source) ClientConfig(addr string, alpn ...string) *tls.Config {
 	}
 	if src.settings.HostnameVerificationDisabled {
 		cfg.InsecureSkipVerify = true // the chain is still verified below
-		cfg.VerifyPeerCertificate = verifyChainOnly(m.roots)
+		cfg.VerifyPeerCertificate = VerifyChainOnly(m.roots)
 	}
 	return cfg
 }
 
-// verifyChainOnly checks that the peer's chain leads to roots, without
+// VerifyChainOnly checks that the peer's chain leads to roots, without
 // checking names.
-func verifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
+func VerifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
 			return errors.New("tls: the peer sent no certificate")

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -215,6 +216,23 @@ func Nemeses(hold time.Duration) []Nemesis {
 		}, nil
 	}
 	none := func(Cluster) (func() error, error) { return func() error { return nil }, nil }
+	// both strikes with a and then b at once, and ends them in reverse.
+	both := func(a, b func(Cluster) (func() error, error)) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			endA, err := a(c)
+			if err != nil {
+				return nil, err
+			}
+			endB, err := b(c)
+			if err != nil {
+				return nil, errors.Join(err, endA())
+			}
+			return func() error { return errors.Join(endB(), endA()) }, nil
+		}
+	}
+	// mixed picks one of the single faults at random each round.
+	singles := []func(Cluster) (func() error, error){kill(true), kill(false), pause(true), pause(false), isolate, isolateFollower, bridge, slow(true)}
+	mixed := func(c Cluster) (func() error, error) { return singles[rand.IntN(len(singles))](c) }
 	return []Nemesis{
 		{Name: "none", Hold: hold, Inject: none, Long: true},
 		{Name: "kill-leader", Hold: hold, Inject: kill(true), NeedsRestart: true},
@@ -230,6 +248,9 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
 		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
+		{Name: "slow-leader+pause-follower", Hold: hold, Inject: both(slow(true), pause(false)), NeedsDisk: true, Long: true},
+		{Name: "kill-follower+bridge", Hold: hold, Inject: both(kill(false), bridge), NeedsRestart: true, NeedsIsolate: true, Long: true},
+		{Name: "mixed", Hold: hold, Inject: mixed, NeedsRestart: true, NeedsIsolate: true, NeedsDisk: true, Long: true},
 		{Name: "disk-full", Hold: hold, Inject: full, NeedsDisk: true, NeedsTmpfs: true},
 	}
 }
@@ -348,9 +369,9 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 
 // PrintTable writes the result table.
 func PrintTable(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-10s %-9s %-15s %7s %7s %7s %7s %10s\n", "system", "workload", "nemesis", "ops", "ok", "indet", "failed", "violations")
+	fmt.Fprintf(w, "%-10s %-9s %-26s %7s %7s %7s %7s %10s\n", "system", "workload", "nemesis", "ops", "ok", "indet", "failed", "violations")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-10s %-9s %-15s %7d %7d %7d %7d %10d\n", r.System, r.Workload, r.Nemesis, r.Ops, r.OK, r.Unknown, r.Failed, len(r.Violations))
+		fmt.Fprintf(w, "%-10s %-9s %-26s %7d %7d %7d %7d %10d\n", r.System, r.Workload, r.Nemesis, r.Ops, r.OK, r.Unknown, r.Failed, len(r.Violations))
 	}
 	for _, r := range rows {
 		for _, v := range r.Violations {
@@ -410,13 +431,13 @@ func Summarize(rows []Row) []Summary {
 
 // PrintSummary writes the unavailability table.
 func PrintSummary(w io.Writer, sums []Summary) {
-	fmt.Fprintf(w, "%-10s %-15s %6s %12s %12s %14s %14s %9s %7s\n", "system", "nemesis", "rounds", "gap median", "gap max", "stall median", "stall max", "elections", "drops")
+	fmt.Fprintf(w, "%-10s %-26s %6s %12s %12s %14s %14s %9s %7s\n", "system", "nemesis", "rounds", "gap median", "gap max", "stall median", "stall max", "elections", "drops")
 	for _, s := range sums {
 		el, dr := "-", "-"
 		if s.System == "zkbridge" {
 			el, dr = fmt.Sprint(s.Elections), fmt.Sprint(s.Drops)
 		}
-		fmt.Fprintf(w, "%-10s %-15s %6d %12v %12v %14v %14v %9s %7s\n", s.System, s.Nemesis, s.Rounds,
+		fmt.Fprintf(w, "%-10s %-26s %6d %12v %12v %14v %14v %9s %7s\n", s.System, s.Nemesis, s.Rounds,
 			s.GapMedian.Round(time.Millisecond), s.GapMax.Round(time.Millisecond), s.StallMedian.Round(time.Millisecond), s.StallMax.Round(time.Millisecond), el, dr)
 	}
 }

@@ -176,6 +176,15 @@ func (z *Zkbridge) Name() string { return "zkbridge" }
 
 func (z *Zkbridge) CanIsolate() bool { return true }
 
+// NativeAddrs returns every node's native API address.
+func (z *Zkbridge) NativeAddrs() []string {
+	var out []string
+	for _, nd := range z.nodes {
+		out = append(out, nd.native)
+	}
+	return out
+}
+
 func (z *Zkbridge) Addrs() []string {
 	var out []string
 	for _, nd := range z.nodes {

@@ -295,6 +295,13 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			return nil, fmt.Errorf("%s setup: %w", w.Name(), err)
 		}
 	}
+	// zkbridge's change feed is checked against the set workload.
+	var feed *feedCheck
+	if z, ok := c.(*Zkbridge); ok {
+		if feed, err = startFeed(z.NativeAddrs()); err != nil {
+			return nil, err
+		}
+	}
 	for k, w := range ws {
 		if err := runClients(w, c.Addrs(), k*cfg.Clients, cfg.Clients, &h, stop, &wg); err != nil {
 			close(stop)
@@ -357,6 +364,9 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	rows = append(rows, Row{System: c.Name(), Workload: "replicas", Nemesis: n.Name, Violations: checkReplicas(c.Addrs(), c.Down)})
+	if feed != nil {
+		rows = append(rows, Row{System: c.Name(), Workload: "feed", Nemesis: n.Name, Violations: feed.check(check.conn, &h)})
+	}
 	check.close()
 	c.Close()
 	for i, w := range ws {

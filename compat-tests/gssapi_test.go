@@ -15,6 +15,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/types"
 
+	"github.com/zkbridge/zkbridge/server"
 	"github.com/zkbridge/zkbridge/server/auth/sasl"
 	"github.com/zkbridge/zkbridge/server/auth/sasl/kdctest"
 )
@@ -117,7 +118,8 @@ func TestGSSAPIDifferential(t *testing.T) {
   principal="%s@%s";
 };
 `, serviceKT, gssapiService, kdctest.Realm)
-	zkAddr, zbAddr, _ := startSASLPairJAAS(t, dir, jaas, "-Djava.security.krb5.conf="+k.Conf, nil)
+	zkAddr, zbAddr, _ := startSASLPairJAAS(t, dir, jaas, "-Djava.security.krb5.conf="+k.Conf,
+		func(c *server.Config) { c.Auth.Krb5Conf = k.Conf })
 
 	good := gssapiTicket(t, k, aliceKT, gssapiService)
 	other := gssapiTicket(t, k, aliceKT, "zookeeper/otherhost")
@@ -251,5 +253,55 @@ func TestGSSAPIDifferential(t *testing.T) {
 		t.Errorf("stale service keytab: authenticated anyway: %s", strings.Join(zb, " | "))
 	} else if testing.Verbose() {
 		t.Logf("stale service keytab: %s", strings.Join(zk, " | "))
+	}
+}
+
+// TestGSSAPIForeignRealm: with a krb5.conf whose default realm is not the
+// client's, ZooKeeper's default auth_to_local rule maps no name and the id
+// stays the whole principal even with kerberos.removeRealmFromPrincipal;
+// zkbridge reads the same krb5.conf. (ZooKeeper then also grants any
+// authorization id the client asks for; zkbridge does not.)
+func TestGSSAPIForeignRealm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real ZooKeeper; skipped in -short mode")
+	}
+	dir := t.TempDir()
+	k, serviceKT, aliceKT := gssapiRealm(t, dir)
+	other := filepath.Join(dir, "other-default.conf")
+	conf, err := os.ReadFile(k.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte(strings.Replace(string(conf), "default_realm = "+kdctest.Realm, "default_realm = OTHER.TEST", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jaas := fmt.Sprintf("Server {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"%s@%s\";\n};\n", serviceKT, gssapiService, kdctest.Realm)
+	zkAddr, zbAddr, _ := startSASLPairJAAS(t, dir, jaas, "-Djava.security.krb5.conf="+other+" -Dzookeeper.kerberos.removeRealmFromPrincipal=true",
+		func(c *server.Config) { c.Auth.Krb5Conf = other; c.Auth.RemoveRealmFromPrincipal = true })
+	good := gssapiTicket(t, k, aliceKT, gssapiService)
+	for _, authz := range []string{"", "alice@" + kdctest.Realm} {
+		zk, zb := both(zkAddr, zbAddr, func(addr string) []string {
+			return runSASLProbeTokens(addr, saslProbe{"authzid " + authz, gssapiSteps(good, authz, 3, nil)}, true)
+		})
+		if d := diff(zk, zb); d != "" {
+			t.Errorf("authzid %q: ZooKeeper and zkbridge differ:\n%s", authz, d)
+		} else if !strings.Contains(strings.Join(zb, " "), "sasl:alice@"+kdctest.Realm+"]") {
+			t.Errorf("authzid %q: want the unstripped principal: %s", authz, strings.Join(zb, " | "))
+		} else if testing.Verbose() {
+			t.Logf("authzid %q: %s", authz, strings.Join(zk, " | "))
+		}
+	}
+	// The ZooKeeper bug not copied: another authorization id becomes the
+	// identity there, unchecked; zkbridge keeps the principal.
+	zk, zb := both(zkAddr, zbAddr, func(addr string) []string {
+		return runSASLProbeTokens(addr, saslProbe{"authzid super", gssapiSteps(good, "super", 3, nil)}, true)
+	})
+	if !strings.Contains(strings.Join(zk, " "), "sasl:super]") {
+		t.Logf("ZooKeeper no longer grants a foreign-realm client the authorization id it asks for: %s", strings.Join(zk, " | "))
+	}
+	if !strings.Contains(strings.Join(zb, " "), "sasl:alice@"+kdctest.Realm+"]") {
+		t.Errorf("authzid super: zkbridge granted %s, want the principal", strings.Join(zb, " | "))
+	} else if testing.Verbose() {
+		t.Logf("authzid super: ZooKeeper %s; zkbridge %s", strings.Join(zk, " | "), strings.Join(zb, " | "))
 	}
 }

@@ -489,6 +489,9 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 	if c.Auth.JAASFile != "" {
 		c.Auth.JAASFile = resolve(dir, c.Auth.JAASFile)
 	}
+	if c.Auth.Krb5Conf != "" {
+		c.Auth.Krb5Conf = resolve(dir, c.Auth.Krb5Conf)
+	}
 	if adminEnabled && adminPort != "" {
 		c.AdminAddr = net.JoinHostPort(adminHost, adminPort)
 	}

@@ -20,6 +20,10 @@ type AuthConfig struct {
 	// server; a client's SASL token gets an empty answer, as from a
 	// ZooKeeper started without one.
 	JAASFile string `yaml:"jaas_file"`
+	// Krb5Conf is the Kerberos configuration whose default_realm decides
+	// which principals the default auth_to_local rule shortens
+	// (java.security.krb5.conf; default /etc/krb5.conf, as the JDK's).
+	Krb5Conf string `yaml:"krb5_conf"`
 	// SASLLoginContext is the JAAS section read (zookeeper.sasl.serverconfig;
 	// default Server).
 	SASLLoginContext string `yaml:"sasl_login_context"`
@@ -115,6 +119,16 @@ func (a *AuthConfig) SASLUsers() (map[string]string, error) {
 	}
 	a.users = users
 	return users, nil
+}
+
+// DefaultKerberosRealm is the default realm of Krb5Conf (or
+// /etc/krb5.conf), "" without one.
+func (a *AuthConfig) DefaultKerberosRealm() string {
+	path := a.Krb5Conf
+	if path == "" {
+		path = "/etc/krb5.conf"
+	}
+	return sasl.DefaultRealm(path)
 }
 
 // SASLKerberos returns the Kerberos service of the JAAS Server section
@@ -256,6 +270,8 @@ func (c *Config) securityKey(k, v string) (bool, error) {
 	switch {
 	case k == "java.security.auth.login.config":
 		a.JAASFile = v
+	case k == "java.security.krb5.conf":
+		a.Krb5Conf = v
 	case key == "sasl.serverconfig":
 		a.SASLLoginContext = v
 	case strings.HasPrefix(key, "authProvider."):

@@ -12,6 +12,9 @@ type saslState struct {
 	users    map[string]string // nil: no JAAS file, no SASL server
 	kerberos *sasl.Kerberos    // non-nil: GSSAPI instead of DIGEST-MD5
 	enforced []string
+	// defaultRealm is the krb5.conf default realm: the realm whose
+	// principals the default auth_to_local rule shortens.
+	defaultRealm string
 }
 
 // saslMechanism is one connection's SASL exchange (sasl.Digest or
@@ -33,7 +36,7 @@ func (s *Server) initSASL() {
 	if err != nil {
 		s.log.Error().Err(err).Msg("JAAS Kerberos login unusable: SASL clients will not authenticate")
 	}
-	s.sasl = saslState{users: users, kerberos: krb, enforced: s.cfg.Auth.EnforcedSchemes()}
+	s.sasl = saslState{users: users, kerberos: krb, enforced: s.cfg.Auth.EnforcedSchemes(), defaultRealm: s.cfg.Auth.DefaultKerberosRealm()}
 	switch {
 	case krb != nil:
 		// As ZooKeeper: a Kerberos login in the section makes the
@@ -105,6 +108,15 @@ func (c *conn) handleSASL(xid int32, token []byte) bool {
 	if c.saslExchange.Complete() {
 		name := c.saslExchange.AuthenticationID()
 		id, perr := sasl.Principal(name, s.cfg.Auth.RemoveHostFromPrincipal, s.cfg.Auth.RemoveRealmFromPrincipal)
+		if perr == nil && !sasl.DefaultRuleMaps(name, s.sasl.defaultRealm) {
+			// ZooKeeper's default rule maps no name of another realm: its
+			// callback then leaves the SASL authorization id as the
+			// identity, unstripped. That id is the principal unless the
+			// client asked for another, which ZooKeeper then grants
+			// unchecked (any name, "super" too): zkbridge keeps the
+			// authenticated principal instead (docs/security.md).
+			id = name
+		}
 		if perr != nil {
 			// ZooKeeper logs and keeps the name as authenticated.
 			c.log.Warn().Err(perr).Str("user", name).Msg("SASL name is not a Kerberos principal; using it whole")

@@ -169,3 +169,30 @@ func TestLoadKerberos(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRule: which names ZooKeeper's default rule shortens, and
+// the default realm as read from a krb5.conf.
+func TestDefaultRule(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "krb5.conf")
+	text := "[realms]\n  default_realm = NOT.HERE\n[libdefaults]\n  dns_lookup_kdc = false\n  default_realm = EXAMPLE.COM\n[domain_realm]\n"
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultRealm(conf); got != "EXAMPLE.COM" {
+		t.Fatalf("DefaultRealm = %q", got)
+	}
+	if got := DefaultRealm(conf + ".missing"); got != "" {
+		t.Fatalf("DefaultRealm of a missing file = %q", got)
+	}
+	for name, want := range map[string]bool{
+		"bob": true, "alice@EXAMPLE.COM": true, "zk/host@EXAMPLE.COM": true,
+		"alice@OTHER.COM": false, "zk/host@OTHER.COM": false, "alice@": false,
+	} {
+		if got := DefaultRuleMaps(name, "EXAMPLE.COM"); got != want {
+			t.Errorf("DefaultRuleMaps(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if DefaultRuleMaps("alice@EXAMPLE.COM", "") {
+		t.Error("without a default realm a name with a realm was mapped")
+	}
+}

@@ -2,6 +2,7 @@ package sasl
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -33,4 +34,39 @@ func Principal(name string, removeHost, removeRealm bool) (string, error) {
 		id += "@" + m[4]
 	}
 	return id, nil
+}
+
+// DefaultRuleMaps reports whether ZooKeeper's DEFAULT auth_to_local rule
+// gives name a short name: a name without a realm always, one with a
+// realm only when it is the default realm of ZooKeeper's krb5.conf
+// (KerberosName.getShortName). For any other name ZooKeeper leaves the
+// SASL server's authorization id as the identity, unstripped.
+func DefaultRuleMaps(name, defaultRealm string) bool {
+	m := kerberosName.FindStringSubmatch(name)
+	return m == nil || m[4] == defaultRealm
+}
+
+// DefaultRealm reads default_realm from the [libdefaults] section of a
+// krb5.conf; "" when the file or the setting is missing, as ZooKeeper's
+// KerberosName falls back to without a Kerberos configuration.
+func DefaultRealm(krb5conf string) string {
+	raw, err := os.ReadFile(krb5conf)
+	if err != nil {
+		return ""
+	}
+	section := ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			continue
+		}
+		if section != "libdefaults" {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "default_realm" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

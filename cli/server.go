@@ -55,7 +55,7 @@ func serverCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "ssl-truststore", Usage: "trust store `FILE` client certificates must chain to: PEM or .p12 (ssl.trustStore.location)"},
 			&ucli.StringFlag{Name: "ssl-truststore-password", Usage: "`PASSWORD` of a .p12 trust store (ssl.trustStore.password)"},
 			&ucli.StringFlag{Name: "ssl-client-auth", Usage: "`none`, want or need a client certificate (ssl.clientAuth; default need)"},
-			&ucli.StringFlag{Name: "jaas", Usage: "JAAS login `FILE` whose Server section lists the SASL DIGEST-MD5 users (also zoo.cfg java.security.auth.login.config, or -Djava.security.auth.login.config in $SERVER_JVMFLAGS)"},
+			&ucli.StringFlag{Name: "jaas", Usage: "JAAS login `FILE` whose Server section lists the SASL DIGEST-MD5 users or a Krb5LoginModule keytab for GSSAPI (also zoo.cfg java.security.auth.login.config, or -Djava.security.auth.login.config in $SERVER_JVMFLAGS)"},
 		}, logFlags()...),
 		Action: runServer,
 	}

@@ -193,9 +193,8 @@ func (g *GSSAPI) accept(token []byte) ([]byte, error) {
 		return nil, fmt.Errorf("GSSAPI: ticket for %s@%s, this server is %s",
 			req.Ticket.SName.PrincipalNameString(), req.Ticket.Realm, g.k.ServicePrincipal())
 	}
-	ok, err := req.Verify(g.k.Keytab, g.k.MaxClockSkew, types.HostAddress{}, nil)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("GSSAPI: AP-REQ rejected: %v", err)
+	if err := verifyAPReq(&req, g.k); err != nil {
+		return nil, fmt.Errorf("GSSAPI: AP-REQ rejected: %w", err)
 	}
 	a := req.Authenticator
 	// A replayed authenticator is refused, as by Java's acceptor.
@@ -228,6 +227,29 @@ func (g *GSSAPI) accept(token []byte) ([]byte, error) {
 	}
 	g.state = gssAwaitEmpty
 	return rep, nil
+}
+
+// verifyAPReq is gokrb5's APReq.Verify without the ticket address check:
+// Java's acceptor, given no initiator address by GSS-API, accepts tickets
+// that list addresses (kinit -a), and so does ZooKeeper.
+func verifyAPReq(req *messages.APReq, k *Kerberos) error {
+	if err := req.Ticket.DecryptEncPart(k.Keytab, &req.Ticket.SName); err != nil {
+		return fmt.Errorf("the service keytab does not decrypt the ticket: %w", err)
+	}
+	if ok, err := req.Ticket.Valid(k.MaxClockSkew); err != nil || !ok {
+		return fmt.Errorf("ticket not valid now: %v", err)
+	}
+	if err := req.DecryptAuthenticator(req.Ticket.DecryptedEncPart.Key); err != nil {
+		return fmt.Errorf("authenticator: %w", err)
+	}
+	if !req.Authenticator.CName.Equal(req.Ticket.DecryptedEncPart.CName) || req.Authenticator.CRealm != req.Ticket.DecryptedEncPart.CRealm {
+		return errors.New("the authenticator's client is not the ticket's")
+	}
+	ct := req.Authenticator.CTime.Add(time.Duration(req.Authenticator.Cusec) * time.Microsecond)
+	if skew := time.Since(ct); skew > k.MaxClockSkew || -skew > k.MaxClockSkew {
+		return fmt.Errorf("clock skew with the client %v exceeds %v", skew.Round(time.Second), k.MaxClockSkew)
+	}
+	return nil
 }
 
 // checksumFlags reads the GSS flags of the authenticator's 0x8003

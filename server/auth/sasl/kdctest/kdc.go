@@ -41,21 +41,43 @@ type KDC struct {
 	Port int
 	// Conf is the krb5.conf clients use (KRB5_CONFIG,
 	// -Djava.security.krb5.conf).
-	Conf string
-	cmd  *exec.Cmd
-	env  []string
+	Conf   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	env    []string
 }
 
-// Start creates a realm in dir and runs krb5kdc on a free loopback port.
+// Start creates a realm in dir and runs krb5kdc on a free loopback port
+// (another, up to three times, when the port was taken meanwhile).
 func Start(dir string) (*KDC, error) {
 	if m := Missing(); m != "" {
 		return nil, fmt.Errorf("kdctest: missing %s (run scripts/install-zookeeper.sh)", m)
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	k := &KDC{Dir: dir, Conf: filepath.Join(dir, "krb5.conf")}
+	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Conf, "KRB5_KDC_PROFILE="+filepath.Join(dir, "kdc.conf"), "KRB5CCNAME=FILE:"+filepath.Join(dir, "ccache"))
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := pickPort()
+		if err != nil {
+			return nil, err
+		}
+		k.Port = port
+		if err := k.writeConf(); err != nil {
+			return nil, err
+		}
+		if attempt == 0 {
+			if err := k.run(kdb5Util, "create", "-s", "-r", Realm, "-P", "throwaway-master-key"); err != nil {
+				return nil, err
+			}
+		}
+		if lastErr = k.startKDC(); lastErr == nil {
+			return k, nil
+		}
 	}
-	k := &KDC{Dir: dir, Port: port, Conf: filepath.Join(dir, "krb5.conf")}
+	return nil, lastErr
+}
+
+func (k *KDC) writeConf() error {
 	krb5 := fmt.Sprintf(`[libdefaults]
   default_realm = %[1]s
   dns_lookup_kdc = false
@@ -71,7 +93,7 @@ func Start(dir string) (*KDC, error) {
   }
 [domain_realm]
   localhost = %[1]s
-`, Realm, dir, port)
+`, Realm, k.Dir, k.Port)
 	kdc := fmt.Sprintf(`[kdcdefaults]
   kdc_listen = 127.0.0.1:%[3]d
   kdc_tcp_listen = 127.0.0.1:%[3]d
@@ -85,43 +107,52 @@ func Start(dir string) (*KDC, error) {
   }
 [logging]
   kdc = FILE:%[2]s/kdc.log
-`, Realm, dir, port)
+`, Realm, k.Dir, k.Port)
 	for name, text := range map[string]string{"krb5.conf": krb5, "kdc.conf": kdc, "kadm5.acl": ""} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			return nil, err
+		if err := os.WriteFile(filepath.Join(k.Dir, name), []byte(text), 0o600); err != nil {
+			return err
 		}
 	}
-	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Conf, "KRB5_KDC_PROFILE="+filepath.Join(dir, "kdc.conf"), "KRB5CCNAME=FILE:"+filepath.Join(dir, "ccache"))
-	if err := k.run(kdb5Util, "create", "-s", "-r", Realm, "-P", "throwaway-master-key"); err != nil {
-		return nil, err
-	}
-	k.cmd = exec.Command(krb5kdc, "-n", "-r", Realm)
-	k.cmd.Env = k.env
-	// Dies with the test binary even when it is killed.
-	k.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	log, err := os.Create(filepath.Join(dir, "krb5kdc.out"))
+	return nil
+}
+
+// startKDC runs krb5kdc and waits until it logs that its sockets are up.
+func (k *KDC) startKDC() error {
+	logPath := filepath.Join(k.Dir, "kdc.log")
+	_ = os.Remove(logPath)
+	out, err := os.Create(filepath.Join(k.Dir, "krb5kdc.out"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer log.Close()
-	k.cmd.Stdout, k.cmd.Stderr = log, log
-	if err := k.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("kdctest: krb5kdc: %w", err)
+	defer out.Close()
+	cmd := exec.Command(krb5kdc, "-n", "-r", Realm)
+	cmd.Env = k.env
+	// Dies with the test binary even when it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("kdctest: krb5kdc: %w", err)
 	}
-	// Ready when its TCP port answers.
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	k.cmd, k.exited = cmd, exited
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			return k, nil
+		if log, _ := os.ReadFile(logPath); strings.Contains(string(log), "commencing operation") {
+			return nil
+		}
+		select {
+		case <-exited:
+			k.cmd = nil
+			log, _ := os.ReadFile(logPath)
+			return fmt.Errorf("kdctest: krb5kdc on port %d exited:\n%s", k.Port, log)
+		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			k.Stop()
-			out, _ := os.ReadFile(filepath.Join(dir, "krb5kdc.out"))
-			return nil, fmt.Errorf("kdctest: krb5kdc not listening on %d: %v\n%s", port, err, out)
+			log, _ := os.ReadFile(logPath)
+			return fmt.Errorf("kdctest: krb5kdc not serving on port %d after 15 s:\n%s", k.Port, log)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -129,7 +160,7 @@ func Start(dir string) (*KDC, error) {
 func (k *KDC) Stop() {
 	if k.cmd != nil && k.cmd.Process != nil {
 		_ = k.cmd.Process.Kill()
-		_ = k.cmd.Wait()
+		<-k.exited
 		k.cmd = nil
 	}
 }
@@ -154,6 +185,9 @@ func (k *KDC) Rekey(name, file string) (string, error) {
 	if err := k.run(kadminLocal, "-r", Realm, "-q", "ktadd -k "+kt+" "+name); err != nil {
 		return "", err
 	}
+	if _, err := os.Stat(kt); err != nil {
+		return "", fmt.Errorf("kdctest: ktadd wrote no keytab: %w", err)
+	}
 	return kt, nil
 }
 
@@ -171,12 +205,19 @@ func (k *KDC) run(bin string, args ...string) error {
 	if err != nil {
 		return fmt.Errorf("kdctest: %s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
 	}
-	// kadmin.local reports some failures on stderr with status 0.
-	if strings.Contains(string(out), "kadmin.local: ") && strings.Contains(string(out), "while ") {
-		return fmt.Errorf("kdctest: %s %s: %s", filepath.Base(bin), strings.Join(args, " "), out)
+	// kadmin.local -q exits 0 when its query fails: read what it says.
+	if bin == kadminLocal {
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, " while ") || strings.Contains(line, "does not exist") || strings.HasPrefix(line, "kadmin.local:") {
+				return fmt.Errorf("kdctest: kadmin.local %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+			}
+		}
 	}
 	return nil
 }
+
+// pickPort chooses the KDC's port (tests replace it).
+var pickPort = freePort
 
 // freePort is a loopback port free for both TCP and UDP right now.
 func freePort() (int, error) {

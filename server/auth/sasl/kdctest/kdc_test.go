@@ -1,6 +1,7 @@
 package kdctest
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,6 +26,12 @@ func TestKDC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := k.AddPrincipal("alice"); err == nil {
+		t.Fatal("adding alice twice succeeded")
+	}
+	if _, err := k.Rekey("nobody", "nobody.keytab"); err == nil {
+		t.Fatal("exporting an unknown principal succeeded")
+	}
 	if err := k.Kinit("alice", kt); err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +40,43 @@ func TestKDC(t *testing.T) {
 	}
 	if err := k.Kinit("alice", filepath.Join(k.Dir, "missing.keytab")); err == nil {
 		t.Fatal("kinit with a missing keytab succeeded")
+	}
+}
+
+// TestKDCPortTaken: a port taken between its choice and krb5kdc's bind
+// makes Start try another.
+func TestKDCPortTaken(t *testing.T) {
+	if m := Missing(); m != "" {
+		t.Skipf("Kerberos KDC binaries absent (%s): run scripts/install-zookeeper.sh", m)
+	}
+	blocker, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close()
+	busy := blocker.Addr().(*net.TCPAddr).Port
+	taken := true
+	pickPort = func() (int, error) {
+		if taken {
+			taken = false
+			return busy, nil
+		}
+		return freePort()
+	}
+	defer func() { pickPort = freePort }()
+	k, err := Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	if k.Port == busy {
+		t.Fatalf("the KDC claims the taken port %d", busy)
+	}
+	kt, err := k.AddPrincipal("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Kinit("bob", kt); err != nil {
+		t.Fatal(err)
 	}
 }

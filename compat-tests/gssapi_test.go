@@ -305,3 +305,71 @@ func TestGSSAPIForeignRealm(t *testing.T) {
 		t.Logf("authzid super: ZooKeeper %s; zkbridge %s", strings.Join(zk, " | "), strings.Join(zb, " | "))
 	}
 }
+
+// TestShellGSSAPI: zkCli.sh with a client JAAS Krb5LoginModule against a
+// GSSAPI ZooKeeper, and zkbridge shell with the same CLIENT_JVMFLAGS
+// against that ZooKeeper and a GSSAPI zkbridge: the same identities, ACLs
+// and events. A stale client keytab ends the session on all three.
+func TestShellGSSAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real ZooKeeper; skipped in -short mode")
+	}
+	requireTool(t, zkCliPath)
+	dir := t.TempDir()
+	k, serviceKT, aliceKT := gssapiRealm(t, dir)
+	jaas := fmt.Sprintf("Server {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"%s@%s\";\n};\n", serviceKT, gssapiService, kdctest.Realm)
+	zkAddr, zbAddr, _ := startSASLPairJAAS(t, dir, jaas, "-Djava.security.krb5.conf="+k.Conf,
+		func(c *server.Config) { c.Auth.Krb5Conf = k.Conf })
+	zkHost := strings.Replace(zkAddr, "127.0.0.1", "localhost", 1)
+	zbHost := strings.Replace(zbAddr, "127.0.0.1", "localhost", 1)
+	cmds := []string{
+		"whoami",
+		"create /gssshell x sasl:alice@" + kdctest.Realm + ":cdrwa",
+		"getAcl /gssshell",
+		"get /gssshell",
+		"delete /gssshell",
+		"ls /gssshell",
+	}
+	staleKT := filepath.Join(dir, "alice-stale.keytab")
+	raw, err := os.ReadFile(aliceKT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(staleKT, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, keytab string }{{"good", aliceKT}, {"stale keytab", staleKT}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "stale keytab" {
+				if _, err := k.Rekey("alice", "alice-new.keytab"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clientJAAS := filepath.Join(dir, "shell-"+strings.ReplaceAll(c.name, " ", "-")+".jaas")
+			text := fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"alice@%s\";\n};\n", c.keytab, kdctest.Realm)
+			if err := os.WriteFile(clientJAAS, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			flags := "-Djava.security.auth.login.config=" + clientJAAS + " -Djava.security.krb5.conf=" + k.Conf + " -Dzookeeper.sasl.client.canonicalize.hostname=false"
+			start := time.Now()
+			raw, err := zkCliRunFlags(zkHost, cmds, flags)
+			if err != nil {
+				t.Fatalf("zkCli.sh: %v\n%s", err, raw)
+			}
+			stale := c.name != "good"
+			want := fromCreate(shellNormalise(raw, zkHost, cmds, start), stale)
+			t.Setenv("CLIENT_JVMFLAGS", flags)
+			for name, addr := range map[string]string{"ZooKeeper": zkHost, "zkbridge": zbHost} {
+				start = time.Now()
+				out, _ := shellRun(addr, cmds)
+				got := fromCreate(shellNormalise(out, addr, cmds, start), stale)
+				if d := diff(want, got); d != "" {
+					t.Errorf("zkbridge shell against %s differs from zkCli.sh against ZooKeeper:\n%s", name, d)
+				}
+			}
+			if testing.Verbose() {
+				t.Logf("zkCli.sh:\n%s", strings.Join(want, "\n"))
+			}
+		})
+	}
+}

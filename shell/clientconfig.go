@@ -54,9 +54,10 @@ var jaasFlag = regexp.MustCompile(`-Djava\.security\.auth\.login\.config=(\S+)`)
 
 // loadClientConfig reads zkCli's -client-configuration file (path may be
 // empty) and the JAAS file named there or in $CLIENT_JVMFLAGS, as the
-// Java client does: TLS (loadTLS) and SASL DIGEST-MD5 with the username
+// Java client does: TLS (loadTLS) and SASL, DIGEST-MD5 with the username
 // and password of the JAAS section zookeeper.sasl.clientconfig (default
-// Client), unless zookeeper.sasl.client=false.
+// Client) or GSSAPI with its Krb5LoginModule (kerberosLogin), unless
+// zookeeper.sasl.client=false.
 func loadClientConfig(path string) (clientConfig, error) {
 	var cc clientConfig
 	props := map[string]string{}
@@ -81,10 +82,18 @@ func loadClientConfig(path string) (clientConfig, error) {
 		}
 		// Java skips SASL when its section is absent; so do we.
 		for _, m := range j.Sections[section] {
-			if m.Class != sasl.DigestLoginModule {
-				return cc, fmt.Errorf("JAAS %s section %s: login module %s: zkbridge shell speaks DIGEST-MD5 (%s) only", jaas, section, m.Class, sasl.DigestLoginModule)
+			switch m.Class {
+			case sasl.DigestLoginModule:
+				cc.sasl = &zkclient.SASLCredentials{User: m.Options["username"], Password: m.Options["password"]}
+			case sasl.KerberosLoginModule:
+				login, err := kerberosLogin(m, props)
+				if err != nil {
+					return cc, fmt.Errorf("JAAS %s section %s: %w", jaas, section, err)
+				}
+				cc.sasl = &zkclient.SASLCredentials{GSSAPI: login}
+			default:
+				return cc, fmt.Errorf("JAAS %s section %s: login module %s: zkbridge shell speaks DIGEST-MD5 (%s) and GSSAPI (%s) only", jaas, section, m.Class, sasl.DigestLoginModule, sasl.KerberosLoginModule)
 			}
-			cc.sasl = &zkclient.SASLCredentials{User: m.Options["username"], Password: m.Options["password"]}
 		}
 	}
 	var err error

@@ -148,9 +148,13 @@ type Options struct {
 	SASL *SASLCredentials
 }
 
-// SASLCredentials are a DIGEST-MD5 user and password.
+// SASLCredentials are a DIGEST-MD5 user and password, or a GSSAPI
+// (Kerberos) login.
 type SASLCredentials struct {
 	User, Password string
+	// GSSAPI, when set, makes the mechanism GSSAPI: it returns a client
+	// holding a service ticket for the server at host.
+	GSSAPI func(host string) (*sasl.GSSAPIClient, error)
 }
 
 // ParseConnectString splits zkCli's "-server" form "h1:p1,h2:p2/chroot"
@@ -405,6 +409,18 @@ func (c *Client) connect() (net.Conn, string, error) {
 		return nil, addr, fmt.Errorf("%s refused the session", addr)
 	}
 	_ = nc.SetDeadline(time.Time{})
+	useSASL := c.opts.SASL != nil
+	var gss *sasl.GSSAPIClient
+	if useSASL && c.opts.SASL.GSSAPI != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		if gss, err = c.opts.SASL.GSSAPI(host); err != nil {
+			// As the Java client: a Kerberos login or service ticket that
+			// fails on the client's side is an AuthFailed event, and the
+			// session goes on unauthenticated.
+			c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateAuthFailed})
+			useSASL = false
+		}
+	}
 	c.mu.Lock()
 	c.sessionID, c.passwd = resp.SessionID, resp.Passwd
 	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
@@ -413,13 +429,13 @@ func (c *Client) connect() (net.Conn, string, error) {
 	if resp.ReadOnly {
 		c.state = StateConnectedReadOnly
 	}
-	if c.opts.SASL != nil {
+	if useSASL {
 		// SASL first, on the bare connection: nothing else may go out
 		// before it completes (the Java client holds its queue too). As in
 		// Java, the connection is announced before it is authenticated.
 		c.mu.Unlock()
 		c.emit(Event{Type: zkproto.EventNone, State: connectedState(resp.ReadOnly)})
-		err := c.saslExchange(nc)
+		err := c.saslExchange(nc, gss)
 		c.mu.Lock()
 		if err != nil {
 			c.mu.Unlock()
@@ -453,7 +469,7 @@ func (c *Client) connect() (net.Conn, string, error) {
 			nc.Close()
 		}
 	}
-	if c.opts.SASL != nil {
+	if useSASL {
 		c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateSaslAuthenticated})
 	} else {
 		c.emit(Event{Type: zkproto.EventNone, State: connectedState(resp.ReadOnly)})
@@ -724,9 +740,72 @@ type saslRefusedError struct{ err error }
 
 func (e *saslRefusedError) Error() string { return "SASL authentication failed: " + e.err.Error() }
 
-// saslExchange runs DIGEST-MD5 on a new connection: an empty first token,
-// the server's challenge answered, its rspauth verified.
-func (c *Client) saslExchange(nc net.Conn) error {
+// saslStep sends one SASL token and returns the server's answer; a
+// refusal (an error code, or the connection closed once the exchange
+// started) is a saslRefusedError.
+func (c *Client) saslStep(nc net.Conn, fr *zkproto.FrameReader, token []byte, started bool) ([]byte, error) {
+	c.mu.Lock()
+	c.xid++
+	xid := c.xid
+	c.mu.Unlock()
+	if err := c.write(nc, xid, zkproto.OpSASL, &zkproto.GetSASLRequest{Token: token}); err != nil {
+		return nil, err
+	}
+	frame, err := fr.Next()
+	if err != nil {
+		if started {
+			return nil, &saslRefusedError{err: fmt.Errorf("the server closed the connection: %w", err)}
+		}
+		return nil, err
+	}
+	d := zkproto.NewDecoder(frame)
+	var h zkproto.ReplyHeader
+	var resp zkproto.SetSASLResponse
+	if err := h.Decode(d); err != nil {
+		return nil, err
+	}
+	if h.Err != zkproto.ErrOK {
+		return nil, &saslRefusedError{err: h.Err}
+	}
+	if err := resp.Decode(d); err != nil {
+		return nil, fmt.Errorf("SASL reply: %w", err)
+	}
+	return resp.Token, nil
+}
+
+// gssapiExchange runs GSSAPI on a new connection: the AP-REQ of g (a
+// ticket for the server's host), then the answers to the AP-REP and the layer offer,
+// until the server's null token.
+func (c *Client) gssapiExchange(nc net.Conn, g *sasl.GSSAPIClient) error {
+	fr := zkproto.NewFrameReader(nc, zkproto.DefaultMaxBuffer)
+	_ = nc.SetDeadline(time.Now().Add(c.opts.SessionTimeout))
+	defer func() { _ = nc.SetDeadline(time.Time{}) }()
+	token, err := g.InitialToken()
+	if err != nil {
+		return &saslRefusedError{err: err}
+	}
+	for step := 0; step < 4; step++ {
+		answer, err := c.saslStep(nc, fr, token, step > 0)
+		if err != nil {
+			return err
+		}
+		if g.Done() {
+			return nil
+		}
+		if token, err = g.Respond(answer); err != nil {
+			return &saslRefusedError{err: err}
+		}
+	}
+	return &saslRefusedError{err: fmt.Errorf("GSSAPI: the server did not end the exchange")}
+}
+
+// saslExchange runs the SASL exchange on a new connection: GSSAPI with
+// gss when set, else DIGEST-MD5: an empty first token, the
+// server's challenge answered, its rspauth verified.
+func (c *Client) saslExchange(nc net.Conn, gss *sasl.GSSAPIClient) error {
+	if gss != nil {
+		return c.gssapiExchange(nc, gss)
+	}
 	dc := &sasl.DigestClient{User: c.opts.SASL.User, Password: c.opts.SASL.Password}
 	fr := zkproto.NewFrameReader(nc, zkproto.DefaultMaxBuffer)
 	_ = nc.SetDeadline(time.Now().Add(c.opts.SessionTimeout))

@@ -64,6 +64,10 @@ func (c *GSSAPIClient) InitialToken() ([]byte, error) {
 	return contextToken(tokAPReq, b), nil
 }
 
+// Done reports whether the last token (the wrapped layer choice) went
+// out: the server's next answer ends the exchange.
+func (c *GSSAPIClient) Done() bool { return c.stage >= 2 }
+
 // Respond answers the server's tokens: the AP-REP (an empty answer), then
 // the wrapped layer offer (the wrapped choice of no layer).
 func (c *GSSAPIClient) Respond(challenge []byte) ([]byte, error) {

@@ -338,7 +338,10 @@ func TestShellGSSAPI(t *testing.T) {
 	if err := os.WriteFile(staleKT, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ name, keytab string }{{"good", aliceKT}, {"stale keytab", staleKT}} {
+	if err := k.Kinit("alice", aliceKT); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, keytab string }{{"good", aliceKT}, {"ticket cache", ""}, {"stale keytab", staleKT}} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "stale keytab" {
 				if _, err := k.Rekey("alice", "alice-new.keytab"); err != nil {
@@ -347,6 +350,10 @@ func TestShellGSSAPI(t *testing.T) {
 			}
 			clientJAAS := filepath.Join(dir, "shell-"+strings.ReplaceAll(c.name, " ", "-")+".jaas")
 			text := fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"alice@%s\";\n};\n", c.keytab, kdctest.Realm)
+			if c.keytab == "" {
+				// Tickets from kinit, in the realm directory's cache.
+				text = fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useTicketCache=true\n  ticketCache=\"%s\";\n};\n", filepath.Join(dir, "ccache"))
+			}
 			if err := os.WriteFile(clientJAAS, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
 			}

@@ -341,7 +341,12 @@ func TestShellGSSAPI(t *testing.T) {
 	if err := k.Kinit("alice", aliceKT); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ name, keytab string }{{"good", aliceKT}, {"ticket cache", ""}, {"stale keytab", staleKT}} {
+	for _, c := range []struct{ name, keytab, principal string }{
+		{"good", aliceKT, "alice"},
+		{"ticket cache", "", ""},
+		{"unknown principal", aliceKT, "mallory"},
+		{"stale keytab", staleKT, "alice"},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "stale keytab" {
 				if _, err := k.Rekey("alice", "alice-new.keytab"); err != nil {
@@ -349,7 +354,7 @@ func TestShellGSSAPI(t *testing.T) {
 				}
 			}
 			clientJAAS := filepath.Join(dir, "shell-"+strings.ReplaceAll(c.name, " ", "-")+".jaas")
-			text := fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"alice@%s\";\n};\n", c.keytab, kdctest.Realm)
+			text := fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"%s\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"%s@%s\";\n};\n", c.keytab, c.principal, kdctest.Realm)
 			if c.keytab == "" {
 				// Tickets from kinit, in the realm directory's cache.
 				text = fmt.Sprintf("Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n  useTicketCache=true\n  ticketCache=\"%s\";\n};\n", filepath.Join(dir, "ccache"))
@@ -363,7 +368,7 @@ func TestShellGSSAPI(t *testing.T) {
 			if err != nil {
 				t.Fatalf("zkCli.sh: %v\n%s", err, raw)
 			}
-			stale := c.name != "good"
+			stale := c.name == "stale keytab" || c.name == "unknown principal"
 			want := fromCreate(shellNormalise(raw, zkHost, cmds, start), stale)
 			t.Setenv("CLIENT_JVMFLAGS", flags)
 			for name, addr := range map[string]string{"ZooKeeper": zkHost, "zkbridge": zbHost} {

@@ -210,7 +210,7 @@ func (g *GSSAPI) accept(token []byte) ([]byte, error) {
 	if len(a.SubKey.KeyValue) > 0 {
 		g.key = a.SubKey
 	}
-	if _, err := crypto.GetEtype(g.key.KeyType); err != nil || g.key.KeyType < 17 {
+	if !rfc4121Etypes[g.key.KeyType] {
 		// RFC 4121 wrap tokens are defined for the AES (and newer)
 		// enctypes; DES and RC4 use RFC 1964 tokens, not served.
 		return nil, fmt.Errorf("GSSAPI: encryption type %d is not served (use aes256-cts or aes128-cts)", g.key.KeyType)
@@ -251,6 +251,11 @@ func verifyAPReq(req *messages.APReq, k *Kerberos) error {
 	}
 	return nil
 }
+
+// rfc4121Etypes are the enctypes whose GSS tokens are RFC 4121's:
+// aes128-cts-hmac-sha1-96 (17), aes256-cts-hmac-sha1-96 (18),
+// aes128-cts-hmac-sha256-128 (19), aes256-cts-hmac-sha384-192 (20).
+var rfc4121Etypes = map[int32]bool{17: true, 18: true, 19: true, 20: true}
 
 // checksumFlags reads the GSS flags of the authenticator's 0x8003
 // checksum (RFC 4121 section 4.1.1).

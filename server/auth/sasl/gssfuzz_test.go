@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
+	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
@@ -56,6 +58,21 @@ func TestGSSAPIWithoutKDC(t *testing.T) {
 	}
 	if err := exchange(NewGSSAPI(fuzzKerberos(other)), newClient(), nil); err == nil {
 		t.Fatal("a ticket encrypted under another key was accepted")
+	}
+	// RC4-HMAC (23) session keys take RFC 4757 tokens, not served.
+	rc4 := keytab.New()
+	if err := rc4.AddEntry("zookeeper/localhost", fuzzRealm, "service-password", time.Now(), 1, etypeID.RC4_HMAC); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	tkt, key, err := messages.NewTicket(types.NewPrincipalName(1, "alice"), fuzzRealm, types.NewPrincipalName(2, "zookeeper/localhost"), fuzzRealm,
+		types.NewKrbFlags(), rc4, etypeID.RC4_HMAC, 1, now, now, now.Add(time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &GSSAPIClient{CName: types.NewPrincipalName(1, "alice"), Realm: fuzzRealm, Ticket: tkt, SessionKey: key}
+	if err := exchange(NewGSSAPI(fuzzKerberos(rc4)), c, nil); err == nil || !strings.Contains(err.Error(), "not served") {
+		t.Fatalf("RC4 ticket: err = %v, want not served", err)
 	}
 }
 
@@ -194,5 +211,53 @@ func TestDefaultRule(t *testing.T) {
 	}
 	if DefaultRuleMaps("alice@EXAMPLE.COM", "") {
 		t.Error("without a default realm a name with a realm was mapped")
+	}
+}
+
+// TestUnwrapSealedAndRotated: an initiator's wrap token with
+// confidentiality (RFC 4121 section 4.2.4: encrypted message, filler and
+// header copy) and one rotated right (RRC, as Windows sends) both unwrap;
+// a flipped ciphertext byte does not.
+func TestUnwrapSealedAndRotated(t *testing.T) {
+	key := types.EncryptionKey{KeyType: etypeID.AES256_CTS_HMAC_SHA1_96, KeyValue: []byte("0123456789abcdef0123456789abcdef")}
+	et, err := crypto.GetEtype(key.KeyType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte{1, 0, 0, 0, 'a', 'l', 'i', 'c', 'e'}
+	const seq = 77
+	ec := uint16(3) // filler bytes
+	plain := append(append(append([]byte{}, msg...), make([]byte, ec)...), wrapHeader(wrapSealed, ec, 0, seq)...)
+	_, ct, err := et.EncryptMessage(key.KeyValue, plain, keyusage.GSSAPI_INITIATOR_SEAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := append(wrapHeader(wrapSealed, ec, 0, seq), ct...)
+	got, err := Unwrap(key, sealed)
+	if err != nil || string(got) != string(msg) {
+		t.Fatalf("sealed: %q, %v", got, err)
+	}
+	// The same rotated right by 28 bytes.
+	const rrc = 28
+	rot := append(append([]byte{}, ct[len(ct)-rrc:]...), ct[:len(ct)-rrc]...)
+	got, err = Unwrap(key, append(wrapHeader(wrapSealed, ec, rrc, seq), rot...))
+	if err != nil || string(got) != string(msg) {
+		t.Fatalf("sealed, rotated: %q, %v", got, err)
+	}
+	bad := append([]byte{}, sealed...)
+	bad[len(bad)-20] ^= 1
+	if _, err := Unwrap(key, bad); err == nil {
+		t.Fatal("a tampered sealed token unwrapped")
+	}
+	// Integrity only, rotated: header | rotate(msg | checksum).
+	sum, err := et.GetChecksumHash(key.KeyValue, append(append([]byte{}, msg...), wrapHeader(0, 0, 0, seq)...), keyusage.GSSAPI_INITIATOR_SEAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append(append([]byte{}, msg...), sum[:12]...)
+	rot = append(append([]byte{}, body[len(body)-5:]...), body[:len(body)-5]...)
+	got, err = Unwrap(key, append(wrapHeader(0, 12, 5, seq), rot...))
+	if err != nil || string(got) != string(msg) {
+		t.Fatalf("integrity, rotated: %q, %v", got, err)
 	}
 }

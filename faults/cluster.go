@@ -167,9 +167,23 @@ func StartZkbridge(bin, dir string, n int, election time.Duration) (*Zkbridge, e
 	}
 	if err := z.waitServing(60 * time.Second); err != nil {
 		z.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w; last log lines of the nodes not serving:\n%s", err, z.notServingLogs())
 	}
 	return z, nil
+}
+
+// notServingLogs returns the last lines of every node that does not serve.
+func (z *Zkbridge) notServingLogs() string {
+	var out []string
+	for _, nd := range z.nodes {
+		if m := mode(nd.client, 300*time.Millisecond); m == "leader" || m == "follower" {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", nd.id)))
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		out = append(out, fmt.Sprintf("node %d:\n%s", nd.id, strings.Join(lines[max(0, len(lines)-8):], "\n")))
+	}
+	return strings.Join(out, "\n")
 }
 
 func (z *Zkbridge) Name() string { return "zkbridge" }

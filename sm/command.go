@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -497,11 +498,31 @@ func encodeImported(e *enc, nodes []ImportedNode) {
 // decodeImported reads what encodeImported wrote.
 func decodeImported(d *dec) []ImportedNode {
 	n := d.count()
+	// An encoded node takes at least 12 bytes: a corrupt count cannot make
+	// the slice larger than the input warrants.
 	var out []ImportedNode
+	if n > 0 {
+		out = make([]ImportedNode, 0, min(n, len(d.b)/12))
+	}
+	// Imported nodes mostly share their ACL: when a node's encoded ACL is
+	// the previous node's, it gets the same (read-only) slice without a
+	// decode, which had been a fifth of an import's decode.
+	var lastRaw []byte
+	var lastACL []zkproto.ACL
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, ImportedNode{Path: d.str(), Data: d.bytesOrNil(), ACL: decodeACL(d),
-			Czxid: d.svar(), Mzxid: d.svar(), Pzxid: d.svar(), Ctime: d.svar(), Mtime: d.svar(),
-			Version: int32(d.svar()), Aversion: int32(d.svar()), EphemeralOwner: d.svar(), Creates: int32(d.svar())})
+		node := ImportedNode{Path: d.str(), Data: d.bytesOrNil()}
+		if len(lastRaw) > 0 && bytes.HasPrefix(d.b, lastRaw) {
+			d.b = d.b[len(lastRaw):]
+			node.ACL = lastACL
+		} else {
+			before := d.b
+			node.ACL = decodeACL(d)
+			lastRaw, lastACL = before[:len(before)-len(d.b)], node.ACL
+		}
+		node.Czxid, node.Mzxid, node.Pzxid, node.Ctime, node.Mtime = d.svar(), d.svar(), d.svar(), d.svar(), d.svar()
+		node.Version, node.Aversion = int32(d.svar()), int32(d.svar())
+		node.EphemeralOwner, node.Creates = d.svar(), int32(d.svar())
+		out = append(out, node)
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package sm
 
 import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -66,6 +70,7 @@ type ImportSessions struct {
 
 func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 	made := make(map[string]bool, len(o.Nodes))
+	var acls aclBatch
 	fail := func(code zkproto.ErrCode, p string) error {
 		a.t.reset()
 		a.events, a.changes, a.sizes = a.events[:0], a.changes[:0], TreeStats{}
@@ -98,7 +103,7 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		if parent.kind == kindEphemeral {
 			return fail(zkproto.ErrNoChildrenForEphemerals, in.Path)
 		}
-		if code, err := a.importCreate(in, parentPath, parent); code != zkproto.ErrOK || err != nil {
+		if code, err := a.importCreate(in, parentPath, parent, &acls); code != zkproto.ErrOK || err != nil {
 			if err != nil {
 				return err
 			}
@@ -106,18 +111,24 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		}
 		made[in.Path] = true
 	}
-	return nil
+	return acls.finish(a.t)
 }
 
-// importCreate creates the imported node in under its checked parent.
-func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *nodeRec) (zkproto.ErrCode, error) {
+// importCreate creates the imported node in under its checked parent; its
+// ACL reference goes through acls when not nil.
+func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *nodeRec, acls *aclBatch) (zkproto.ErrCode, error) {
 	n := &nodeRec{kind: kindPersistent, czxid: in.Czxid, mzxid: in.Mzxid, pzxid: in.Pzxid, ctime: in.Ctime,
 		mtime: in.Mtime, version: in.Version, aversion: in.Aversion, creates: in.Creates, data: in.Data}
 	if code, err := a.importKind(in, n); code != zkproto.ErrOK || err != nil {
 		return code, err
 	}
 	var err error
-	if n.aclID, err = a.t.aclRef(importACL(in.ACL)); err != nil {
+	if acls != nil {
+		n.aclID, err = acls.ref(a.t, importACL(in.ACL))
+	} else {
+		n.aclID, err = a.t.aclRef(importACL(in.ACL))
+	}
+	if err != nil {
 		return 0, err
 	}
 	a.t.putNode(in.Path, n)
@@ -185,6 +196,66 @@ func (a *applier) importSessions(o *ImportSessions, res *Result) error {
 		a.t.putSession(&SessionInfo{ID: in.ID, Timeout: in.Timeout, Password: in.Password})
 		a.change(Change{Type: ChangeSessionCreated, Session: in.ID})
 		res.Imported = append(res.Imported, in)
+	}
+	return nil
+}
+
+// aclBatch interns the ACLs of one ImportNodes command: the first node with
+// an ACL takes its reference through aclRef, the next ones only count, and
+// finish adds the counted references at once. A batch of nodes sharing an
+// ACL so reads and rewrites its record once instead of once per node (that
+// refcounting had been a tenth of an import's apply). Only for commands
+// that never drop a reference meanwhile: a deferred count must not let an
+// unref delete the record.
+type aclBatch struct {
+	byList map[string]int // encoded list → index in counts
+	counts []aclCount     // in order of first use, so finish is deterministic
+	last   []zkproto.ACL  // the ACL of the previous ref, and its index
+	lastAt int
+}
+
+type aclCount struct{ id, extra uint64 }
+
+func (b *aclBatch) ref(t *txn, acl []zkproto.ACL) (uint64, error) {
+	if len(b.counts) > 0 && slices.Equal(acl, b.last) {
+		c := &b.counts[b.lastAt]
+		c.extra++
+		return c.id, nil
+	}
+	key := string(encodeACLList(acl))
+	if i, ok := b.byList[key]; ok {
+		b.last, b.lastAt = acl, i
+		b.counts[i].extra++
+		return b.counts[i].id, nil
+	}
+	id, err := t.aclRef(acl)
+	if err != nil {
+		return 0, err
+	}
+	if b.byList == nil {
+		b.byList = map[string]int{}
+	}
+	b.byList[key] = len(b.counts)
+	b.last, b.lastAt = acl, len(b.counts)
+	b.counts = append(b.counts, aclCount{id: id})
+	return id, nil
+}
+
+// finish adds the references counted since the first of each ACL.
+func (b *aclBatch) finish(t *txn) error {
+	for _, c := range b.counts {
+		if c.extra == 0 {
+			continue
+		}
+		rec, err := t.get(aclKey(c.id))
+		if err != nil {
+			return err
+		}
+		refs, n := binary.Uvarint(rec)
+		if n <= 0 {
+			return fmt.Errorf("acl %d: bad record", c.id)
+		}
+		t.set(aclKey(c.id), append(binary.AppendUvarint(nil, refs+c.extra), rec[n:]...))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -70,5 +71,63 @@ func TestImportKeepsStatsKindsAndCounters(t *testing.T) {
 	// The imported session owns its ephemeral: closing it deletes it.
 	if r := h.do(sid, &CloseSession{Expired: true}); r.Err != zkproto.ErrOK || h.exists("/app/e") {
 		t.Fatalf("close of the imported session: %+v, /app/e exists %v", r, h.exists("/app/e"))
+	}
+}
+
+// A batch interns its ACLs once, and each stored ACL record still counts
+// every node that uses it: deleting the nodes one by one drops the record
+// with the last of them, not before.
+func TestImportCountsSharedACLReferences(t *testing.T) {
+	h := newHarness(t, Config{})
+	x := []zkproto.ACL{{Perms: zkproto.PermRead, ID: zkproto.Id{Scheme: "digest", ID: "x:hash"}}}
+	y := []zkproto.ACL{{Perms: zkproto.PermAll, ID: zkproto.Id{Scheme: "digest", ID: "y:hash"}}}
+	nodes := []ImportedNode{{Path: "/i"}}
+	for i, acl := range [][]zkproto.ACL{x, y, x, x, y} {
+		nodes = append(nodes, ImportedNode{Path: "/i/n" + string(rune('a'+i)), ACL: acl})
+	}
+	if r := h.do(0, &ImportNodes{Nodes: nodes}); r.Err != zkproto.ErrOK {
+		t.Fatalf("import: %+v", r)
+	}
+	refs := func(acl []zkproto.ACL) (uint64, bool) {
+		t.Helper()
+		v, closer, err := h.s.db.Get(append([]byte{spaceACLIndex}, encodeACLList(acl)...))
+		if err != nil {
+			return 0, false
+		}
+		id := binary.BigEndian.Uint64(v)
+		closer.Close()
+		rec, closer, err := h.s.db.Get(aclKey(id))
+		if err != nil {
+			t.Fatalf("acl %d: index without record: %v", id, err)
+		}
+		defer closer.Close()
+		n, _, err := decodeACLRec(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, true
+	}
+	if n, _ := refs(x); n != 3 {
+		t.Fatalf("x has %d references, want 3", n)
+	}
+	if n, _ := refs(y); n != 2 {
+		t.Fatalf("y has %d references, want 2", n)
+	}
+	s := h.newSession()
+	for _, n := range nodes[1:] {
+		if r := h.do(s, &Delete{Path: n.Path, Version: -1}); r.Err != zkproto.ErrOK {
+			t.Fatalf("delete %s: %+v", n.Path, r)
+		}
+		if n.Path == "/i/na" {
+			if c, _ := refs(x); c != 2 {
+				t.Fatalf("x has %d references after one of its nodes went, want 2", c)
+			}
+		}
+	}
+	if _, ok := refs(x); ok {
+		t.Fatal("x is still stored after its last node went")
+	}
+	if _, ok := refs(y); ok {
+		t.Fatal("y is still stored after its last node went")
 	}
 }

@@ -52,6 +52,7 @@ type txn struct {
 	cache *nodeCache
 	// flush's buffers, kept for the next flush.
 	writes  []pendingWrite
+	order   []int32
 	scratch []byte
 }
 
@@ -265,8 +266,16 @@ func (t *txn) flush() error {
 	for k, v := range t.pendingKV {
 		ws = append(ws, pendingWrite{key: []byte(k), val: v, del: v == nil})
 	}
-	slices.SortFunc(ws, func(x, y pendingWrite) int { return bytes.Compare(x.key, y.key) })
-	for _, w := range ws {
+	// Sort positions, not the writes: swapping 64-byte records that hold
+	// pointers (write barriers) had been most of a large flush's sort.
+	order := t.order[:0]
+	for i := range ws {
+		order = append(order, int32(i))
+	}
+	slices.SortFunc(order, func(x, y int32) int { return bytes.Compare(ws[x].key, ws[y].key) })
+	t.order = order
+	for _, i := range order {
+		w := &ws[i]
 		var err error
 		switch {
 		case w.del:

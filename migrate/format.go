@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -182,11 +183,13 @@ func (w *Writer) Abort() {
 type Reader struct {
 	Header Header
 	f      io.Closer
-	dec    *json.Decoder
+	in     *bufio.Reader
 	name   string
-	line   int
-	end    *End
-	got    End
+	// unterminated: the last line read ended the file without a newline.
+	unterminated bool
+	line         int
+	end          *End
+	got          End
 }
 
 // ErrTruncated is returned when an export ends without its End record.
@@ -199,17 +202,20 @@ func Open(name string) (*Reader, error) {
 		return nil, fmt.Errorf("open the export file: %w", err)
 	}
 	r := &Reader{f: f, name: name}
-	var in io.Reader = bufio.NewReaderSize(f, 1<<20)
+	r.in = bufio.NewReaderSize(f, 1<<20)
 	if strings.HasSuffix(name, ".gz") {
-		gz, err := gzip.NewReader(in)
+		gz, err := gzip.NewReader(r.in)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: not a gzip file: %w", name, err)
 		}
-		in = gz
+		r.in = bufio.NewReaderSize(gz, 1<<20)
 	}
-	r.dec = json.NewDecoder(in)
-	if err := r.dec.Decode(&r.Header); err != nil {
+	line, err := r.nextLine()
+	if err == nil {
+		err = json.Unmarshal(line, &r.Header)
+	}
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a zkbridge migration export (header: %v)", name, err)
 	}
@@ -234,8 +240,18 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	var rec Record
 	r.line++
-	if err := r.dec.Decode(&rec); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	line, err := r.nextLine()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", r.name, ErrTruncated)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: record %d: %w", r.name, r.line, err)
+	}
+	if n, ok := parseNodeLine(line); ok {
+		rec.Node = n
+	} else if err := json.Unmarshal(line, &rec); err != nil {
+		if r.unterminated {
+			// The file ends in the middle of a record.
 			return nil, fmt.Errorf("%s: %w", r.name, ErrTruncated)
 		}
 		return nil, fmt.Errorf("%s: record %d: %w", r.name, r.line, err)
@@ -255,6 +271,31 @@ func (r *Reader) Next() (*Record, error) {
 		return nil, fmt.Errorf("%s: record %d: empty (a newer format?)", r.name, r.line)
 	}
 	return &rec, nil
+}
+
+// nextLine returns the next non-blank line without its line end (valid
+// until the next call), or io.EOF after the last.
+func (r *Reader) nextLine() ([]byte, error) {
+	for {
+		line, err := r.in.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer (a large value): collect it.
+			long := append([]byte(nil), line...)
+			var rest []byte
+			rest, err = r.in.ReadBytes('\n')
+			line = append(long, rest...)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			r.unterminated = err != nil
+			return t, nil
+		}
+		if err != nil {
+			return nil, io.EOF
+		}
+	}
 }
 
 // End is the End record once Next returned io.EOF (nil before).

@@ -84,4 +84,6 @@ func TestParseNodeLineMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func isASCII(b []byte) bool { return bytes.IndexFunc(b, func(r rune) bool { return r > 0x7e || r < 0x20 }) < 0 }
+func isASCII(b []byte) bool {
+	return bytes.IndexFunc(b, func(r rune) bool { return r > 0x7e || r < 0x20 }) < 0
+}

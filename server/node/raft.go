@@ -257,6 +257,15 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	for _, path := range trimmed {
 		log.Info().Str("file", path).Msg("raft log: cut the reserved tail a crash left")
 	}
+	// A record that fails its checksum is refused here, in one line, rather
+	// than by tan's panic once dragonboat reads it.
+	if err := logfs.CheckTails(raftDir); err != nil {
+		var corrupt *logfs.CorruptTailError
+		if errors.As(err, &corrupt) {
+			return nil, nil, corruptLogError(cfg, corrupt)
+		}
+		return nil, nil, fmt.Errorf("raft log: %w", err)
+	}
 	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
 	logFS := logfs.New(vfs.Default)
 	if cfg.LogSyncDisabled {
@@ -834,4 +843,22 @@ func (t *timedLogDB) withState(updates []raftpb.Update) ([]raftpb.Update, bool) 
 		t.state[key] = u.State
 	}
 	return updates, sync
+}
+
+// corruptLogError says what the corrupt Raft log is and how the member
+// gets its state back from its peers: under a new replica id, because a
+// member that forgot its log may also have forgotten its votes, and
+// dragonboat does not take a removed replica id back.
+func corruptLogError(cfg *config.Config, corrupt *logfs.CorruptTailError) error {
+	moves := fmt.Sprintf("mv %s %s.corrupt", cfg.DataDir, cfg.DataDir)
+	if cfg.DataLogDir != "" {
+		moves += fmt.Sprintf("; mv %s %s.corrupt", cfg.DataLogDir, cfg.DataLogDir)
+	}
+	return fmt.Errorf("%w; this node refuses to start on it. "+
+		"To rebuild this member from its peers, on a healthy member's admin address: "+
+		"`zkbridge raft remove-voter --admin HEALTHY_ADMIN %d`, "+
+		"then move this node's data aside (`%s`), "+
+		"`zkbridge raft add-voter --admin HEALTHY_ADMIN NEW_ID %s` and start this node with "+
+		"`--replica-id NEW_ID --join` and its other flags unchanged (NEW_ID: an id never used in the cluster)",
+		corrupt, cfg.ReplicaID, moves, cfg.PeerAddr)
 }

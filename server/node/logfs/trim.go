@@ -24,8 +24,9 @@ const (
 
 // TrimReserved finds tan's log files under dir whose reserved tail a crash
 // left in place, and truncates each to the end of its last complete chunk
-// when everything after that end is zero. A file that ends in data, or has
-// anything but zeros after its last good chunk, is left for tan to judge.
+// when everything after that end is zero, or is the one chunk a crash
+// interrupted (see tornChunk). A file that ends in data, or has anything
+// else after its last good chunk, is left for tan to judge (CheckTails).
 // It returns the files it trimmed.
 func TrimReserved(dir string) ([]string, error) {
 	var trimmed []string
@@ -81,8 +82,15 @@ func trimFile(path string) (bool, error) {
 	if end == size {
 		return false, nil
 	}
-	if zero, err := allZero(f, end, size); err != nil || !zero {
+	zero, err := allZero(f, end, size)
+	if err != nil {
 		return false, err
+	}
+	if !zero {
+		torn, err := tornChunk(f, end, size)
+		if err != nil || !torn {
+			return false, err
+		}
 	}
 	if err := f.Truncate(end); err != nil {
 		return false, err
@@ -138,4 +146,37 @@ func allZero(r io.ReaderAt, from, to int64) (bool, error) {
 		off += int64(got)
 	}
 	return true, nil
+}
+
+// tornChunk reports whether the bytes from end (where the last good chunk
+// ends) to size are one chunk whose write a crash interrupted: its header
+// fits its block, its last byte and everything after it are zeros (the
+// reserved space the write did not reach), or only its header's first
+// bytes are there. Tan writes a record and then
+// syncs it, and acknowledges nothing before the sync returns, so a chunk
+// that was not completely written was never acknowledged: cutting it is
+// what ZooKeeper does with a torn transaction log tail. Without the cut
+// tan reads the chunk, fails its checksum and the node cannot start. A
+// complete chunk with a wrong checksum is not taken for a torn one.
+func tornChunk(r io.ReaderAt, end, size int64) (bool, error) {
+	if end%blockSize+headerSize > blockSize || end+headerSize > size {
+		return false, nil
+	}
+	// Only the header's first bytes got written: no payload to judge.
+	if zero, err := allZero(r, end+headerSize, size); err != nil || zero {
+		return zero, err
+	}
+	var header [headerSize]byte
+	if _, err := r.ReadAt(header[:], end); err != nil {
+		return false, err
+	}
+	length := int64(binary.LittleEndian.Uint16(header[4:]))
+	chunkEnd := end + headerSize + length
+	// The header must have been written whole (a known chunk type, a
+	// payload): bytes that are not one are junk, not a torn write.
+	if kind := header[6]; kind < 1 || kind > 4 || length == 0 ||
+		end%blockSize+headerSize+length > blockSize || chunkEnd > size {
+		return false, nil
+	}
+	return allZero(r, chunkEnd-1, size)
 }

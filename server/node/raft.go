@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,8 +230,31 @@ func (l *raftLogger) Errorf(format string, args ...interface{}) {
 
 func (l *raftLogger) Panicf(format string, args ...interface{}) {
 	l.log.Error().Msgf(format, args...)
+	// The leader tells a follower to commit no further than the follower
+	// acknowledged; a commit past the follower's last entry means the
+	// follower's log lost entries after it synced and acknowledged them (a
+	// disk that did not keep what it said was synced, a file cut by hand).
+	// Raft cannot repair that in place: say so and stop, in one line.
+	if strings.HasPrefix(format, "invalid commitTo index") {
+		msg := fmt.Sprintf("raft log: the leader committed an entry this node acknowledged but no longer has ("+format+"): its Raft log lost synced entries; this node refuses to serve", args...)
+		if hint := rebuildHint.Load(); hint != nil {
+			msg += ". " + *hint
+		}
+		l.log.Error().Msg(msg)
+		fmt.Fprintln(os.Stderr, "zkbridge: "+msg)
+		exitProcess(1)
+		return
+	}
 	panic(fmt.Sprintf(format, args...))
 }
+
+// exitProcess ends the process on a Raft log that lost acknowledged
+// entries; tests replace it.
+var exitProcess = os.Exit
+
+// rebuildHint is how this node is rebuilt from its peers (set by
+// startRaft), for errors that can only be fixed that way.
+var rebuildHint atomic.Pointer[string]
 
 // heartbeatTicks is the leader's heartbeat interval in ticks: one tick,
 // 20 ms, the interval it had as two ticks of 10 ms.
@@ -248,6 +272,8 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	if err := os.MkdirAll(raftDir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("raft dir: %w", err)
 	}
+	steps := rebuildSteps(cfg)
+	rebuildHint.Store(&steps)
 	// A crash can leave a Raft log at the size logfs reserved for it; tan
 	// would read the zeros as a broken record, so cut them first.
 	trimmed, err := logfs.TrimReserved(raftDir)
@@ -850,15 +876,19 @@ func (t *timedLogDB) withState(updates []raftpb.Update) ([]raftpb.Update, bool) 
 // member that forgot its log may also have forgotten its votes, and
 // dragonboat does not take a removed replica id back.
 func corruptLogError(cfg *config.Config, corrupt *logfs.CorruptTailError) error {
+	return fmt.Errorf("%w; this node refuses to start on it. %s", corrupt, rebuildSteps(cfg))
+}
+
+// rebuildSteps are the commands that rebuild this member from its peers.
+func rebuildSteps(cfg *config.Config) string {
 	moves := fmt.Sprintf("mv %s %s.corrupt", cfg.DataDir, cfg.DataDir)
 	if cfg.DataLogDir != "" {
 		moves += fmt.Sprintf("; mv %s %s.corrupt", cfg.DataLogDir, cfg.DataLogDir)
 	}
-	return fmt.Errorf("%w; this node refuses to start on it. "+
-		"To rebuild this member from its peers, on a healthy member's admin address: "+
+	return fmt.Sprintf("To rebuild this member from its peers, on a healthy member's admin address: "+
 		"`zkbridge raft remove-voter --admin HEALTHY_ADMIN %d`, "+
 		"then move this node's data aside (`%s`), "+
 		"`zkbridge raft add-voter --admin HEALTHY_ADMIN NEW_ID %s` and start this node with "+
 		"`--replica-id NEW_ID --join` and its other flags unchanged (NEW_ID: an id never used in the cluster)",
-		corrupt, cfg.ReplicaID, moves, cfg.PeerAddr)
+		cfg.ReplicaID, moves, cfg.PeerAddr)
 }

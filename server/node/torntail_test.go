@@ -11,6 +11,7 @@ import (
 	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
 	"github.com/lni/vfs"
+	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/node/logfs"
@@ -202,4 +203,45 @@ func TestJunkAtRaftLogTailIsRefusedWithAClearError(t *testing.T) {
 	if strings.Contains(msg, "\n") {
 		t.Errorf("message is not one line: %s", msg)
 	}
+}
+
+// A follower whose log lost entries it had synced and acknowledged (the
+// fault suite's old torn-raft-log cut synced records) is told by the
+// leader to commit past its last entry; dragonboat panics there. The node
+// says what happened and how to rebuild it, and exits non-zero without a
+// stack trace.
+func TestLostAcknowledgedEntriesStopTheNodeWithAClearError(t *testing.T) {
+	var code int
+	exited := false
+	exitProcess = func(c int) { code, exited = c, true }
+	defer func() { exitProcess = os.Exit }()
+	steps := rebuildSteps(&config.Config{DataDir: "/var/lib/zkbridge", ReplicaID: 2, PeerAddr: "10.0.0.2:2888"})
+	rebuildHint.Store(&steps)
+	defer rebuildHint.Store(nil)
+
+	var logged strings.Builder
+	l := &raftLogger{log: zerolog.New(&logged)}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("panicked: %v", r)
+			}
+		}()
+		l.Panicf("invalid commitTo index %d, lastIndex() %d", 29066, 29062)
+	}()
+	if !exited || code != 1 {
+		t.Fatalf("exited=%v code %d, want exit 1", exited, code)
+	}
+	for _, want := range []string{"29066", "lost synced entries", "refuses to serve", "zkbridge raft remove-voter --admin HEALTHY_ADMIN 2"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %q: %s", want, logged.String())
+		}
+	}
+	// Any other dragonboat panic stays a panic.
+	defer func() {
+		if recover() == nil {
+			t.Fatal("another Panicf did not panic")
+		}
+	}()
+	l.Panicf("gap in indexes")
 }

@@ -368,6 +368,12 @@ func (z *Zkbridge) Heal() error {
 	return nil
 }
 
+// Output is everything node i wrote to its log and stderr.
+func (z *Zkbridge) Output(i int) string {
+	b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", z.nodes[i].id)))
+	return string(b)
+}
+
 // LogCount counts the log lines of node i whose message contains msg.
 func (z *Zkbridge) LogCount(i int, msg string) int {
 	b, _ := os.ReadFile(filepath.Join(z.dir, fmt.Sprintf("node%d.log", z.nodes[i].id)))

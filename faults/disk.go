@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"time"
+
+	"github.com/zkbridge/zkbridge/server/node/logfs"
 )
 
 // Disk faults of a stopped zkbridge node: what a crash in the middle of a
@@ -75,14 +78,67 @@ func tearTail(path string, cut, garbage int64) error {
 	return err
 }
 
-// TearRaftLog cuts the tail of stopped node i's newest Raft log file as a
-// crash in the middle of a write does: the node must recover.
-func (z *Zkbridge) TearRaftLog(i int) (string, error) {
-	p, err := newestLog(filepath.Join(z.dataDir(i), "raft"))
+// CrashMidWrite kills running node i while a Raft log write of it has not
+// been synced, and tears that write as a power cut would: the record's
+// second half reads as zeros (the log's reserved space). The node had not
+// acknowledged the record (tan syncs before anything is acknowledged), so
+// it must start and catch up. Cutting bytes of a synced record instead
+// (what this nemesis did at first) is a disk losing acknowledged data: the
+// leader then commits past the node's log and the node must refuse.
+//
+// Every sync of the node is held back (the slow-disk hook) until its log
+// has stopped growing for 200 ms under the running workloads: the step
+// worker is then waiting on the sync of the last record written.
+func (z *Zkbridge) CrashMidWrite(i int) (string, error) {
+	if err := z.SlowDisk(i, time.Hour); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(z.dataDir(i), "raft")
+	var p string
+	var last int64 = -1
+	stableSince := time.Now()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		var end int64
+		var err error
+		if p, err = newestLog(dir); err == nil {
+			_, end, err = logfs.LastRecord(p)
+		}
+		if err != nil {
+			return "", err
+		}
+		if end != last {
+			last, stableSince = end, time.Now()
+		} else if time.Since(stableSince) >= 200*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("node %d's Raft log kept growing with its syncs held back", z.nodes[i].id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	killErr := z.Kill(i)
+	if err := z.SlowDisk(i, 0); err != nil {
+		return "", err
+	}
+	if killErr != nil {
+		return "", killErr
+	}
+	p, err := newestLog(dir)
 	if err != nil {
 		return "", err
 	}
-	return p, tearTail(p, 100, 0)
+	start, end, err := logfs.LastRecord(p)
+	if err != nil || end == 0 {
+		return "", fmt.Errorf("last record of %s: %v", p, err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	mid := start + (end-start)/2
+	_, err = f.WriteAt(make([]byte, end-mid), mid)
+	return p, err
 }
 
 // GarbleRaftLog cuts the tail of stopped node i's newest Raft log file and

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -118,6 +119,22 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return func() error { return c.Restart(i) }, nil
 		}
 	}
+	// tornWrite kills a follower in the middle of a Raft log write and
+	// tears that write (see CrashMidWrite); restarted, it must serve.
+	tornWrite := func(c Cluster) (func() error, error) {
+		z, ok := c.(*Zkbridge)
+		if !ok {
+			return nil, fmt.Errorf("%s has no disk faults", c.Name())
+		}
+		i, err := pick(c, false)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := z.CrashMidWrite(i); err != nil {
+			return nil, err
+		}
+		return func() error { return c.Restart(i) }, nil
+	}
 	// garble kills a follower and writes junk at its Raft log's tail. A
 	// record that fails its checksum may be an acknowledged entry, so the
 	// node must refuse to start (as etcd's WAL and ZooKeeper's txn log
@@ -145,6 +162,10 @@ func Nemeses(hold time.Duration) []Nemesis {
 		return func() error {
 			if !z.WaitExit(i, 10*time.Second) {
 				return nil // it runs: the replica check decides
+			}
+			// It refused in one line naming the file, not with a panic.
+			if out := z.Output(i); !strings.Contains(out, "refuses to start") || strings.Contains(out, "goroutine ") {
+				return fmt.Errorf("node %d stopped on its garbled Raft log without its one-line refusal: %s", z.nodes[i].id, z.lastProblem(i))
 			}
 			if err := os.WriteFile(path, before, 0o640); err != nil {
 				return err
@@ -244,7 +265,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "bridge", Hold: hold, Inject: bridge, NeedsIsolate: true},
 		{Name: "slow-disk-leader", Hold: hold, Inject: slow(true), NeedsDisk: true},
 		{Name: "slow-disk-follower", Hold: hold, Inject: slow(false), NeedsDisk: true, Long: true},
-		{Name: "torn-raft-log", Hold: hold, Inject: tear((*Zkbridge).TearRaftLog), NeedsDisk: true},
+		{Name: "torn-raft-log", Hold: hold, Inject: tornWrite, NeedsDisk: true},
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
 		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},

@@ -121,3 +121,46 @@ func firstBadChunk(r io.ReaderAt, size int64) (int64, bool, error) {
 	}
 	return size, false, nil
 }
+
+// LastRecord returns where the last complete record of the log file at
+// path starts and ends (0, 0 when it has none). The fault suite uses it
+// to tear the record a crash interrupted.
+func LastRecord(path string) (start, end int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	block := make([]byte, blockSize)
+	var recordStart int64
+	for base := int64(0); base < fi.Size(); base += blockSize {
+		n, err := f.ReadAt(block, base)
+		if err != nil && err != io.EOF {
+			return 0, 0, err
+		}
+		b := block[:n]
+		for i := 0; i+headerSize <= len(b); {
+			length := int(binary.LittleEndian.Uint16(b[i+4:]))
+			kind := b[i+6]
+			if kind < 1 || kind > 4 || i+headerSize+length > len(b) ||
+				uint32(xxhash.Sum64(b[i+6:i+headerSize+length])) != binary.LittleEndian.Uint32(b[i:]) {
+				return start, end, nil
+			}
+			if kind == 1 || kind == 2 { // full or first: a record starts
+				recordStart = base + int64(i)
+			}
+			i += headerSize + length
+			if kind == 1 || kind == 4 { // full or last: a record ends
+				start, end = recordStart, base+int64(i)
+			}
+		}
+		if n < blockSize {
+			break
+		}
+	}
+	return start, end, nil
+}

@@ -327,6 +327,9 @@ func (c *Client) run() {
 		default:
 		}
 		conn, addr, err := c.connect()
+		if errors.Is(err, errClosed) {
+			return
+		}
 		if err != nil {
 			var expired *expiredError
 			if errors.As(err, &expired) {
@@ -367,6 +370,9 @@ func (c *Client) run() {
 		c.emit(Event{Type: zkproto.EventNone, State: zkproto.StateDisconnected})
 	}
 }
+
+// errClosed ends a connection attempt that Close overtook.
+var errClosed = errors.New("client closed")
 
 type expiredError struct{}
 
@@ -461,6 +467,17 @@ func (c *Client) connect() (net.Conn, string, error) {
 	}
 	// Only now may requests use the connection: after auth and watches.
 	c.mu.Lock()
+	if c.closeRequested {
+		// Close ran while this connection was being made and saw none:
+		// end the session here, or the server would keep it (and us,
+		// reading pings forever) alive.
+		c.mu.Unlock()
+		_ = c.write(nc, 0, zkproto.OpCloseSession, nil)
+		_ = nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, _ = zkproto.NewFrameReader(nc, zkproto.DefaultMaxBuffer).Next() // its reply, or the deadline
+		nc.Close()
+		return nil, addr, errClosed
+	}
 	c.conn = nc
 	late := append([]authInfo(nil), c.auths[len(auths):]...) // added meanwhile: AddAuth saw no connection
 	c.mu.Unlock()

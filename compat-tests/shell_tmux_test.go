@@ -1,6 +1,7 @@
 package compattests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -172,7 +173,9 @@ func TestShellBinaryExitCodes(t *testing.T) {
 		{[]string{"shell", "-server", zbAddr, "bogus"}, 127},
 		{[]string{"shell", "-server", zbAddr, "-timeout", "x", "ls", "/"}, 2},
 	} {
-		err := exec.Command(bin, c.args...).Run()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails this test, not the package
+		err := exec.CommandContext(ctx, bin, c.args...).Run()
+		cancel()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()

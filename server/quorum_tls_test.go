@@ -124,8 +124,13 @@ func quorumRefusal(t *testing.T, ca, badIssuer *tlstest.CA, badOpts tlstest.Opti
 			break
 		}
 	}
-	if !strings.Contains(logs[0].String(), logged) {
-		t.Errorf("node 1's log does not say %q: %s", logged, line)
+	// Which side names the reason depends on who dialled whom: under TLS
+	// 1.3 the dialler checks the server's certificate first, so a healthy
+	// node that dials node 3 logs it, while one that node 3 dials only sees
+	// a client that gave up ("didn't provide a certificate"). Some node
+	// must say it.
+	if all := logs[0].String() + logs[1].String() + logs[2].String(); !strings.Contains(all, logged) {
+		t.Errorf("no node's log says %q; node 1: %s", logged, line)
 	}
 	t.Logf("node 1 logged: %s", line)
 }

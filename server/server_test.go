@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,24 +21,31 @@ import (
 // startTestServer runs a one-node server on free loopback ports.
 func startTestServer(t testing.TB, mod func(*Config)) *Server {
 	t.Helper()
-	peer := freeAddr(t)
-	cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: peer, AdminDisabled: true,
-		FourLetterWords: []string{"*"}}
-	if mod != nil {
-		mod(&cfg)
+	// The peer port is probed free, then bound by Start: another test may
+	// take it in between, so a bind failure is retried on a fresh port.
+	for attempt := 1; ; attempt++ {
+		cfg := Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: freeAddr(t), AdminDisabled: true,
+			FourLetterWords: []string{"*"}}
+		if mod != nil {
+			mod(&cfg)
+		}
+		log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
+		s, err := New(cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err = s.Start(ctx)
+		cancel()
+		if err != nil && attempt < 5 && strings.Contains(err.Error(), "address already in use") {
+			continue // Open closed what it had opened
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+		return s
 	}
-	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
-	s, err := New(cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s
 }
 
 // testClient is a minimal raw client: handshake, send, read frames.

@@ -122,6 +122,11 @@ func TestDualView(t *testing.T) {
 			t.Fatal(err)
 		}
 		proc, epoch := startNativeMember(t, c.NativeAddrs(), "native-1")
+		// Another client's write: a ZooKeeper session sees it for sure only
+		// after a sync (its node may not have applied it yet).
+		if _, err := zc.Sync("/dual/ids"); err != nil {
+			t.Fatal(err)
+		}
 		kids, _, err := zc.Children("/dual/ids")
 		sort.Strings(kids)
 		if err != nil || !slices.Equal(kids, []string{"native-1", "zk-1"}) {

@@ -475,8 +475,11 @@ Examples:
 			if !untilQuiet {
 				fmt.Fprintln(c.App.ErrWriter, "press Enter for the final pass once the old writers are stopped")
 				go func() {
-					_, _ = io.ReadAll(io.LimitReader(os.Stdin, 1))
-					finalReq <- struct{}{}
+					// Enter (any byte) asks for the final pass; a closed
+					// stdin asks for nothing (SIGINT still does).
+					if n, _ := io.ReadAll(io.LimitReader(os.Stdin, 1)); len(n) > 0 {
+						finalReq <- struct{}{}
+					}
 				}()
 			}
 			go func() {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/zkbridge/zkbridge/server"
@@ -187,6 +189,7 @@ func parsePeers(s string) (map[uint64]string, error) {
 
 // isTerminal reports whether f is a terminal (for console-style logs).
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	// A character device is not enough: /dev/null is one too, and a
+	// command started with no stdin must not wait for an Enter.
+	return term.IsTerminal(int(f.Fd()))
 }

@@ -272,7 +272,8 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "slow-leader+pause-follower", Hold: hold, Inject: both(slow(true), pause(false)), NeedsDisk: true, Long: true},
 		{Name: "kill-follower+bridge", Hold: hold, Inject: both(kill(false), bridge), NeedsRestart: true, NeedsIsolate: true, Long: true},
 		{Name: "mixed", Hold: hold, Inject: mixed, NeedsRestart: true, NeedsIsolate: true, NeedsDisk: true, Long: true},
-		{Name: "disk-full", Hold: hold, Inject: full, NeedsDisk: true, NeedsTmpfs: true},
+		// Long only while a full disk still crashes the node (docs/faults.md, open defects).
+		{Name: "disk-full", Hold: hold, Inject: full, NeedsDisk: true, NeedsTmpfs: true, Long: true},
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/zkbridge/zkbridge/diskfull"
 )
 
 // Directory layout of a replica:
@@ -128,6 +131,12 @@ func (s *StateMachine) openDB(name string) (*pebble.DB, error) {
 	}
 	// Pinned so that replicas and snapshot recovery stay compatible.
 	opts.FormatMajorVersion = pebble.FormatValueSeparation
+	// A full disk stalls Pebble's writes until space returns instead of
+	// failing them: Pebble panics when its WAL cannot be written.
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	opts.FS = diskfull.PebbleFS(opts.FS)
 	path := filepath.Join(s.cfg.Dir, name)
 	db, err := pebble.Open(path, opts)
 	if err != nil {

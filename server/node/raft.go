@@ -23,6 +23,7 @@ import (
 	"github.com/lni/vfs"
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/diskfull"
 	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/node/logfs"
 	"github.com/zkbridge/zkbridge/server/node/peernet"
@@ -293,6 +294,7 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 		return nil, nil, fmt.Errorf("raft log: %w", err)
 	}
 	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
+	diskfull.SetLogger(log.With().Str("component", "disk").Logger())
 	logFS := logfs.New(vfs.Default)
 	if cfg.LogSyncDisabled {
 		logFS.NoSync = true
@@ -401,6 +403,14 @@ func (r *raftNode) isLeader() bool {
 // propose submits cmd and calls done from another goroutine with the
 // applied result or an error (then the outcome is unknown).
 func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
+	// While a write of this node waits for disk space, a new one would wait
+	// behind it on the stalled log or state: it is refused at once (the
+	// ZooKeeper door closes the connection, ConnectionLoss, and the client
+	// moves to another server), never left to hang.
+	if diskfull.Full() {
+		go done(nil, fmt.Errorf("propose: %w", diskfull.ErrDiskFull))
+		return
+	}
 	data := cmd.Encode()
 	changed := r.leaders.changed()
 	rs, err := r.proposeOnce(data)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lni/vfs"
+
+	"github.com/zkbridge/zkbridge/diskfull"
 )
 
 // Reserve is the size a tan log file is created at: tan's own
@@ -48,17 +50,61 @@ func New(fs vfs.FS) *FS {
 	return &FS{FS: fs, live: make(map[string]*logFile), syncDelay: syncDelayFromEnv()}
 }
 
-// Create creates name; a tan log file is reserved at full size.
+// Create creates name; a tan log file is reserved at full size. Every
+// file written through fs waits out a full disk (package diskfull): tan
+// and dragonboat's snapshot writer panic on a failed write.
 func (fs *FS) Create(name string) (vfs.File, error) {
-	f, err := fs.FS.Create(name)
-	if err != nil || !isLog(name) {
-		return f, err
+	var f vfs.File
+	err := diskfull.Do(func() (err error) { f, err = fs.FS.Create(name); return err })
+	if err != nil {
+		return nil, err
+	}
+	if !isLog(name) {
+		return spaceFile{File: f}, nil
 	}
 	lf := &logFile{File: f, fs: fs, name: filepath.Clean(name), reserved: reserve(f, Reserve)}
 	fs.mu.Lock()
 	fs.live[lf.name] = lf
 	fs.mu.Unlock()
 	return lf, nil
+}
+
+// OpenForAppend opens name to write at its end, waiting out a full disk.
+func (fs *FS) OpenForAppend(name string) (vfs.File, error) {
+	f, err := fs.FS.OpenForAppend(name)
+	if err != nil {
+		return nil, err
+	}
+	return spaceFile{File: f}, nil
+}
+
+// ReuseForWrite renames oldname to newname and opens it for writing,
+// waiting out a full disk.
+func (fs *FS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname)
+	if err != nil {
+		return nil, err
+	}
+	return spaceFile{File: f}, nil
+}
+
+// spaceFile is a file other than a tan log, written through fs: its
+// writes wait out a full disk.
+type spaceFile struct{ vfs.File }
+
+func (f spaceFile) Write(p []byte) (int, error) { return diskfull.Write(f.File.Write, p) }
+
+func (f spaceFile) WriteAt(p []byte, off int64) (int, error) {
+	return diskfull.WriteAt(f.File.WriteAt, p, off)
+}
+
+// Fd is the underlying descriptor (dragonboat advises the kernel through
+// it), or an invalid one.
+func (f spaceFile) Fd() uintptr {
+	if fd, ok := f.File.(interface{ Fd() uintptr }); ok {
+		return fd.Fd()
+	}
+	return ^uintptr(0)
 }
 
 // Open opens name for reading. A log still being written reads as far as
@@ -87,8 +133,10 @@ type logFile struct {
 	written  atomic.Int64
 }
 
+// Write waits out a full disk (diskfull.Write): the rest of a partial
+// write follows what went, so the log stays a sequence of whole records.
 func (f *logFile) Write(p []byte) (int, error) {
-	n, err := f.File.Write(p)
+	n, err := diskfull.Write(f.File.Write, p)
 	f.written.Add(int64(n))
 	return n, err
 }

@@ -107,7 +107,13 @@ func TestFaultsShort(t *testing.T) {
 			rows = append(rows, got...)
 			t.Logf("zkbridge %s: %d leader changes, %d dropped incoming messages over the run", n.Name, elections, drops)
 			if n.NeedsTmpfs {
-				t.Logf("zkbridge %s: the node with the full disk exited %d time(s) and was restarted; its last error: %s", n.Name, c.crashedOnFullDisk, c.fullDiskExit)
+				// A full disk must stop writes, not the node, and say so.
+				if c.crashedOnFullDisk > 0 {
+					t.Errorf("zkbridge %s: the node with the full disk exited %d time(s) (restarted); its last error: %s", n.Name, c.crashedOnFullDisk, c.fullDiskExit)
+				}
+				if !strings.Contains(c.Output(1), "disk full: writes are refused") {
+					t.Errorf("zkbridge %s: the node with the full disk never logged that its disk was full", n.Name)
+				}
 			}
 			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk {
 				zc, err := StartZooKeeper(3)

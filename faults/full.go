@@ -15,9 +15,14 @@ import (
 // (which needs root: CAP_SYS_ADMIN), filled by a ballast file until no
 // byte is left, and emptied again.
 
-// tmpfsSize fits a node's data: tan reserves 64 MiB per Raft log file and
-// Pebble's memtable WAL grows to its size before it rolls.
-const tmpfsSize = "256m"
+// tmpfsSize fits a node's data with room to spare once the ballast is
+// gone: tan reserves 64 MiB per Raft log file, Pebble's memtable WAL grows
+// to its size before it rolls, and the flushes and snapshot taken after a
+// hold need their own room. At 256 MiB a node's data reached 241 MiB after
+// the first hold, and the second left it really full: it waited for space
+// for good (what a full disk should do), which is not what the nemesis
+// means to test.
+const tmpfsSize = "512m"
 
 var tmpfsProbe struct {
 	once sync.Once

@@ -502,7 +502,7 @@ func cmdGetAcl(s *Shell, words []string) error {
 		}
 		entries := []entry{}
 		for _, a := range acl {
-			entries = append(entries, entry{a.ID.Scheme, a.ID.ID, permString(a.Perms)})
+			entries = append(entries, entry{a.ID.Scheme, a.ID.ID, zkproto.PermString(a.Perms)})
 		}
 		v := map[string]any{"path": p.args[1], "acl": entries}
 		if p.has("s") {

@@ -51,25 +51,11 @@ func toStatJSON(s zkproto.Stat) statJSON {
 		NumChildren: s.NumChildren}
 }
 
-// permString is ZKUtil.getPermString: "cdrwa" order.
-func permString(p int32) string {
-	var b strings.Builder
-	for _, x := range []struct {
-		bit int32
-		c   byte
-	}{{zkproto.PermCreate, 'c'}, {zkproto.PermDelete, 'd'}, {zkproto.PermRead, 'r'}, {zkproto.PermWrite, 'w'}, {zkproto.PermAdmin, 'a'}} {
-		if p&x.bit != 0 {
-			b.WriteByte(x.c)
-		}
-	}
-	return b.String()
-}
-
 // printACL writes an ACL as zkCli's getAcl: the jute CSV form of the Id
 // ("'world,'anyone" and a newline), then ": perms".
 func printACL(w io.Writer, acl []zkproto.ACL) {
 	for _, a := range acl {
-		fmt.Fprintf(w, "'%s,'%s\n: %s\n", a.ID.Scheme, a.ID.ID, permString(a.Perms))
+		fmt.Fprintf(w, "'%s,'%s\n: %s\n", a.ID.Scheme, a.ID.ID, zkproto.PermString(a.Perms))
 	}
 }
 

@@ -53,8 +53,8 @@ func TestParseOptions(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	if got := permString(zkproto.PermAll); got != "cdrwa" {
-		t.Errorf("permString(all) = %q", got)
+	if got := zkproto.PermString(zkproto.PermAll); got != "cdrwa" {
+		t.Errorf("PermString(all) = %q", got)
 	}
 	var b bytes.Buffer
 	printACL(&b, []zkproto.ACL{{Perms: zkproto.PermRead | zkproto.PermAdmin, ID: zkproto.Id{Scheme: "digest", ID: "u:x"}}})

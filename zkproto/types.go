@@ -126,6 +126,21 @@ const (
 	PermAll    int32 = 31
 )
 
+// PermString spells permission bits as ZooKeeper's tools do
+// (ZKUtil.getPermString): "cdrwa" order, absent bits left out.
+func PermString(p int32) string {
+	var b []byte
+	for _, x := range []struct {
+		bit int32
+		c   byte
+	}{{PermCreate, 'c'}, {PermDelete, 'd'}, {PermRead, 'r'}, {PermWrite, 'w'}, {PermAdmin, 'a'}} {
+		if p&x.bit != 0 {
+			b = append(b, x.c)
+		}
+	}
+	return string(b)
+}
+
 // OpenACLUnsafe returns [31 world:anyone] (ZooDefs.Ids.OPEN_ACL_UNSAFE).
 func OpenACLUnsafe() []ACL {
 	return []ACL{{Perms: PermAll, ID: Id{Scheme: "world", ID: "anyone"}}}

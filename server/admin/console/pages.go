@@ -67,7 +67,7 @@ var funcs = template.FuncMap{
 	"ms":    func(t int64) string { return time.UnixMilli(t).UTC().Format("2006-01-02 15:04:05.000 UTC") },
 	"ago":   func(t time.Time) string { return ago(t) },
 	"join":  func(p, name string) string { return joinPath(p, name) },
-	"perms": perms,
+	"perms": zkproto.PermString,
 	"add":   func(a, b int) int { return a + b },
 }
 
@@ -84,20 +84,6 @@ func joinPath(p, name string) string {
 		return "/" + name
 	}
 	return p + "/" + name
-}
-
-// perms spells ACL permissions as ZooKeeper's getAcl does (cdrwa).
-func perms(p int32) string {
-	var b strings.Builder
-	for _, x := range []struct {
-		bit int32
-		c   byte
-	}{{zkproto.PermCreate, 'c'}, {zkproto.PermDelete, 'd'}, {zkproto.PermRead, 'r'}, {zkproto.PermWrite, 'w'}, {zkproto.PermAdmin, 'a'}} {
-		if p&x.bit != 0 {
-			b.WriteByte(x.c)
-		}
-	}
-	return b.String()
 }
 
 // --- Cluster -----------------------------------------------------------

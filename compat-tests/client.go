@@ -55,6 +55,12 @@ func Connect(addr, name string, rec *Transcript, o DialOptions) (*Client, *zkpro
 	if err != nil {
 		return nil, nil, err
 	}
+	return ConnectOver(nc, name, rec, o)
+}
+
+// ConnectOver performs the handshake on a connection already open (a TLS
+// one, say); it closes nc when the handshake fails.
+func ConnectOver(nc net.Conn, name string, rec *Transcript, o DialOptions) (*Client, *zkproto.ConnectResponse, error) {
 	c := &Client{Name: name, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20), rec: rec}
 	if o.Timeout == 0 {
 		o.Timeout = 30000

@@ -315,7 +315,7 @@ func unifiedTranscript(f *tlsFiles, addr string) []string {
 			out = append(out, fmt.Sprintf("%s: no connection", name))
 			return
 		}
-		cl, _, err := connectOver(nc, name)
+		cl, _, err := ConnectOver(nc, name, NewTranscript(), DialOptions{})
 		if err != nil {
 			out = append(out, fmt.Sprintf("%s: no session", name))
 			return
@@ -378,7 +378,7 @@ func tlsTranscript(f *tlsFiles, addr string) []string {
 			logf("%s: refused", name)
 			return nil
 		}
-		c, _, err := connectOver(nc, name)
+		c, _, err := ConnectOver(nc, name, NewTranscript(), DialOptions{})
 		if err != nil {
 			logf("%s: refused", name)
 			return nil
@@ -484,28 +484,6 @@ func tlsTranscript(f *tlsFiles, addr string) []string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// connectOver performs the session handshake on an open connection.
-func connectOver(nc net.Conn, name string) (*Client, *zkproto.ConnectResponse, error) {
-	c := &Client{Name: name, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20), rec: NewTranscript()}
-	req := zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, zkproto.PasswordLength), HasReadOnly: true}
-	if err := c.writeRecord(&req); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	frame, err := c.readFrame()
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	var resp zkproto.ConnectResponse
-	if err := zkproto.Unmarshal(frame, &resp); err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("connect response: %w", err)
-	}
-	c.SessionID, c.Passwd, c.Timeout = resp.SessionID, resp.Passwd, resp.TimeOut
-	return c, &resp, nil
 }
 
 // zkCliTLSRun runs zkCli.sh over TLS (Netty, zookeeper.client.secure)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -254,8 +255,7 @@ func TestFailedHandshakesLeakNothing(t *testing.T) {
 	warm.saslLogin("bob", "bobsecret")
 	warm.nc.Close()
 	time.Sleep(100 * time.Millisecond)
-	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
-	start := time.Now()
+	base := takeLeakBaseline(t)
 	const n = 1000
 	for i := 0; i < n; i++ {
 		c := dial(t, s)
@@ -277,16 +277,7 @@ func TestFailedHandshakesLeakNothing(t *testing.T) {
 		}
 		c.nc.Close()
 	}
-	elapsed := time.Since(start)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && (runtime.NumGoroutine() > baseG+10 || openFDs(t) > baseFD+5) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	g, fd := runtime.NumGoroutine(), openFDs(t)
-	t.Logf("%d failed handshakes in %v; goroutines %d → %d, fds %d → %d", n, elapsed, baseG, g, baseFD, fd)
-	if g > baseG+10 || fd > baseFD+5 {
-		t.Fatalf("leak after %d failed handshakes: goroutines %d → %d, fds %d → %d", n, baseG, g, baseFD, fd)
-	}
+	base.check(fmt.Sprintf("%d failed handshakes", n))
 }
 
 type rawBytes []byte
@@ -294,6 +285,35 @@ type rawBytes []byte
 func (r rawBytes) Encode(e *zkproto.Encoder) { e.Raw(r) }
 func (r rawBytes) Decode(*zkproto.Decoder) error {
 	return nil
+}
+
+// leakBaseline is this process's goroutines and file descriptors before a
+// run of failed handshakes.
+type leakBaseline struct {
+	t         testing.TB
+	g, fd     int
+	startedAt time.Time
+}
+
+func takeLeakBaseline(t testing.TB) leakBaseline {
+	return leakBaseline{t: t, g: runtime.NumGoroutine(), fd: openFDs(t), startedAt: time.Now()}
+}
+
+// check waits (bounded) for goroutines and fds to come back near the
+// baseline and fails the test if they do not: what handshakes failed
+// must leave nothing behind.
+func (b leakBaseline) check(what string) {
+	b.t.Helper()
+	elapsed := time.Since(b.startedAt)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && (runtime.NumGoroutine() > b.g+10 || openFDs(b.t) > b.fd+5) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	g, fd := runtime.NumGoroutine(), openFDs(b.t)
+	b.t.Logf("%s in %v; goroutines %d → %d, fds %d → %d", what, elapsed, b.g, g, b.fd, fd)
+	if g > b.g+10 || fd > b.fd+5 {
+		b.t.Fatalf("leak after %s: goroutines %d → %d, fds %d → %d", what, b.g, g, b.fd, fd)
+	}
 }
 
 // openFDs counts this process's open file descriptors.

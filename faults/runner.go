@@ -35,6 +35,17 @@ func pick(c Cluster, leader bool) (int, error) {
 	return (l + 1 + rand.IntN(len(c.Addrs())-1)) % len(c.Addrs()), nil
 }
 
+// diskNode picks the leader or a follower of a zkbridge cluster for a
+// disk fault; other systems have none to inject.
+func diskNode(c Cluster, leader bool) (*Zkbridge, int, error) {
+	z, ok := c.(*Zkbridge)
+	if !ok {
+		return nil, 0, fmt.Errorf("%s has no disk faults", c.Name())
+	}
+	i, err := pick(c, leader)
+	return z, i, err
+}
+
 // Nemeses returns the suite's faults; pause holds a paused node for hold,
 // longer than an election timeout.
 func Nemeses(hold time.Duration) []Nemesis {
@@ -102,11 +113,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 	// tear kills a follower, damages its disk with damage and restarts it.
 	tear := func(damage func(z *Zkbridge, i int) (string, error)) func(Cluster) (func() error, error) {
 		return func(c Cluster) (func() error, error) {
-			z, ok := c.(*Zkbridge)
-			if !ok {
-				return nil, fmt.Errorf("%s has no disk faults", c.Name())
-			}
-			i, err := pick(c, false)
+			z, i, err := diskNode(c, false)
 			if err != nil {
 				return nil, err
 			}
@@ -122,11 +129,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 	// tornWrite kills a follower in the middle of a Raft log write and
 	// tears that write (see CrashMidWrite); restarted, it must serve.
 	tornWrite := func(c Cluster) (func() error, error) {
-		z, ok := c.(*Zkbridge)
-		if !ok {
-			return nil, fmt.Errorf("%s has no disk faults", c.Name())
-		}
-		i, err := pick(c, false)
+		z, i, err := diskNode(c, false)
 		if err != nil {
 			return nil, err
 		}
@@ -141,11 +144,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 	// do) rather than cut it, or come up serving its peers' state (the
 	// replica check). Once it refused, the intact file is put back.
 	garble := func(c Cluster) (func() error, error) {
-		z, ok := c.(*Zkbridge)
-		if !ok {
-			return nil, fmt.Errorf("%s has no disk faults", c.Name())
-		}
-		i, err := pick(c, false)
+		z, i, err := diskNode(c, false)
 		if err != nil {
 			return nil, err
 		}
@@ -177,11 +176,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 	// (a disk or volume that became slow).
 	slow := func(leader bool) func(Cluster) (func() error, error) {
 		return func(c Cluster) (func() error, error) {
-			z, ok := c.(*Zkbridge)
-			if !ok {
-				return nil, fmt.Errorf("%s has no disk faults", c.Name())
-			}
-			i, err := pick(c, leader)
+			z, i, err := diskNode(c, leader)
 			if err != nil {
 				return nil, err
 			}

@@ -48,7 +48,7 @@ test: deps vet fmt-check unit
 DURATION ?= 30m
 chaos: deps
 	FAULTS_DURATION=$(DURATION) FAULTS_ZOOKEEPER=1 FAULTS_ARTIFACTS=$(CURDIR)/chaos-artifacts \
-	  $(GO) test -count=1 -v -timeout 0 -run '^TestFaultsShort$$' ./faults/
+	  $(GO) test -count=1 -v -timeout 0 -run '^(TestFaultsShort|TestResumedFollowerDoesNotDisruptTheLeader|TestRestartedFollowerDoesNotDisruptTheLeader)$$' ./faults/
 
 # Every fuzz target, a few seconds each.
 fuzz:

@@ -66,6 +66,10 @@ const (
 	kindImportNodes     opKind = 19
 	kindImportSessions  opKind = 20
 	kindImportUpdate    opKind = 21
+	kindReapTTLVersion  opKind = 22
+	// The tenant registry's kinds leave room for the kinds before them.
+	kindPutTenant    opKind = 40
+	kindDeleteTenant opKind = 41
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -146,10 +150,15 @@ type ReapContainer struct {
 }
 
 // ReapTTL is the leader's guarded delete of an expired TTL node: apply
-// re-checks that it is a TTL node without children and Header.Time - mtime
-// is more than its TTL.
+// re-checks that it is a TTL node without children and, when Mzxid is 0
+// (entries written before Mzxid existed), that Header.Time - mtime is more
+// than its TTL. With Mzxid set, the leader measured the TTL itself on its
+// monotonic clock (wall clocks of the stamping node and the leader may
+// disagree or jump) and apply checks that the node is still at Mzxid: not
+// modified since the leader saw it.
 type ReapTTL struct {
-	Path string
+	Path  string
+	Mzxid int64
 }
 
 // Rejected is a session write the server refused before apply (ZooKeeper's
@@ -184,7 +193,12 @@ func (*SetACL) kind() opKind          { return kindSetACL }
 func (*Check) kind() opKind           { return kindCheck }
 func (*Multi) kind() opKind           { return kindMulti }
 func (*ReapContainer) kind() opKind   { return kindReapContainer }
-func (*ReapTTL) kind() opKind         { return kindReapTTL }
+func (o *ReapTTL) kind() opKind {
+	if o.Mzxid != 0 {
+		return kindReapTTLVersion
+	}
+	return kindReapTTL
+}
 func (*SetZxidBase) kind() opKind     { return kindSetZxidBase }
 func (*Rejected) kind() opKind        { return kindRejected }
 func (*TouchSessions) kind() opKind   { return kindTouchSessions }
@@ -195,6 +209,8 @@ func (*Increment) kind() opKind       { return kindIncrement }
 func (*ImportNodes) kind() opKind     { return kindImportNodes }
 func (*ImportSessions) kind() opKind  { return kindImportSessions }
 func (*ImportUpdate) kind() opKind    { return kindImportUpdate }
+func (*PutTenant) kind() opKind       { return kindPutTenant }
+func (*DeleteTenant) kind() opKind    { return kindDeleteTenant }
 
 // Encode returns the versioned binary form of c.
 func (c *Command) Encode() []byte {
@@ -280,6 +296,9 @@ func encodeOp(e *enc, op Op, top bool) {
 		e.svar(o.NeverUsedMs)
 	case *ReapTTL:
 		e.str(o.Path)
+		if o.Mzxid != 0 {
+			e.svar(o.Mzxid)
+		}
 	case *SetZxidBase:
 		e.svar(o.Base)
 	case *Rejected:
@@ -315,6 +334,11 @@ func encodeOp(e *enc, op Op, top bool) {
 			e.svar(int64(s.Timeout))
 			e.bytesOrNil(s.Password)
 		}
+	case *PutTenant:
+		e.boolean(o.Create)
+		encodeTenant(e, &o.Tenant)
+	case *DeleteTenant:
+		e.str(o.Name)
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -434,6 +458,8 @@ func decodeOp(d *dec, top bool) Op {
 		return &ReapContainer{Path: d.str(), NeverUsedMs: d.svar()}
 	case kindReapTTL:
 		return &ReapTTL{Path: d.str()}
+	case kindReapTTLVersion:
+		return &ReapTTL{Path: d.str(), Mzxid: d.svar()}
 	case kindSetZxidBase:
 		return &SetZxidBase{Base: d.svar()}
 	case kindRejected:
@@ -470,6 +496,10 @@ func decodeOp(d *dec, top bool) Op {
 			o.Sessions = append(o.Sessions, ImportedSession{ID: d.svar(), Timeout: int32(d.svar()), Password: d.bytesOrNil()})
 		}
 		return o
+	case kindPutTenant:
+		return &PutTenant{Create: d.boolean(), Tenant: decodeTenant(d)}
+	case kindDeleteTenant:
+		return &DeleteTenant{Name: d.str()}
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

@@ -37,6 +37,10 @@ func (a *applier) applyCommand(cmd *Command) (*Result, error) {
 		err = a.registerReplica(o, res)
 	case *ConfigChanged:
 		a.configChanged(o, res)
+	case *PutTenant:
+		err = a.putTenant(o, res)
+	case *DeleteTenant:
+		err = a.deleteTenant(o, res)
 	case *SetCutover:
 		res.Err, err = a.setCutover(o)
 	case *ImportNodes:
@@ -260,8 +264,9 @@ func ttlEligible(n *nodeRec, now int64) bool {
 	return n.numChildren == 0 && now-n.mtime > n.ttl
 }
 
-// reapTTL deletes a TTL node without children whose mtime is more than its
-// TTL before the command's time.
+// reapTTL deletes a TTL node without children that the leader saw go
+// unmodified for its TTL (still at o.Mzxid), or, for an entry without
+// Mzxid, whose mtime is more than its TTL before the command's time.
 func (a *applier) reapTTL(o *ReapTTL) (zkproto.ErrCode, error) {
 	n, parentPath, parent, code, err := a.reapTarget(o.Path)
 	if code != zkproto.ErrOK || err != nil {
@@ -273,7 +278,7 @@ func (a *applier) reapTTL(o *ReapTTL) (zkproto.ErrCode, error) {
 	if n.numChildren > 0 {
 		return zkproto.ErrNotEmpty, nil
 	}
-	if !ttlEligible(n, a.hdr.Time) {
+	if o.Mzxid != 0 && n.mzxid != o.Mzxid || o.Mzxid == 0 && !ttlEligible(n, a.hdr.Time) {
 		return zkproto.ErrBadVersion, nil
 	}
 	return zkproto.ErrOK, a.removeNode(o.Path, n, parentPath, parent)

@@ -16,6 +16,7 @@ import "encoding/binary"
 //	'l' zxid(8, BE)        → change-log record
 //	'm' name               → metadata (applied index, zxid base, ...)
 //	'r' replicaID(8, BE)   → replica directory entry (addresses)
+//	'T' name               → tenant registry entry (shard 1 only, tenants.go)
 //
 // Invariant: a path is only turned into a key after it passed validPath, so
 // names never contain 0x00 and a node key is never a prefix of a child scan.
@@ -36,6 +37,7 @@ const (
 	spaceLog       = 'l'
 	spaceMeta      = 'm'
 	spaceReplica   = 'r'
+	spaceTenant    = 'T'
 )
 
 var (

@@ -50,6 +50,9 @@ type Result struct {
 	// DirectoryChanged marks a RegisterReplica: nodes re-render
 	// /zookeeper/config with the new addresses. Not part of Encode.
 	DirectoryChanged bool
+	// TenantsChanged marks a change of the tenant registry: every node
+	// reconciles its tenants' replicas and listeners. Not part of Encode.
+	TenantsChanged bool
 	// Fenced marks a write refused by a cutover policy (NoAuth): the
 	// ZooKeeper door counts and logs it.
 	Fenced bool

@@ -3,13 +3,13 @@ package native
 import (
 	"context"
 	"errors"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/wallclock"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -106,7 +106,7 @@ func (s *Server) propose(op sm.Op) (*sm.Result, error) {
 	if err := s.serving(); err != nil {
 		return nil, err
 	}
-	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli(), Auth: nativeAuth}, Op: op})
+	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: wallclock.NowMilli(), Auth: nativeAuth}, Op: op})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/wallclock"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -142,7 +143,7 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 		seq = 1
 		var res *sm.Result
 		res, err = s.node.ProposeSync(&sm.Command{
-			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli(), Auth: nativeAuth},
+			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: wallclock.NowMilli(), Auth: nativeAuth},
 			Op:     &sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
 		})
 		if err == nil && res.Err != zkproto.ErrOK {
@@ -194,7 +195,7 @@ func (s *Server) electCoordinator(ctx context.Context, id int64, conn uint64, pa
 		}
 		seq++
 		res, err := s.node.ProposeSync(&sm.Command{
-			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli(), Auth: nativeAuth},
+			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: wallclock.NowMilli(), Auth: nativeAuth},
 			Op: &sm.Multi{Ops: []sm.Op{
 				&sm.Create{OpCode: zkproto.OpCreate, Path: flussActive, Data: payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
 				&sm.SetData{Path: flussEpoch, Data: []byte(strconv.FormatInt(cur+1, 10)), Version: n.Stat.Version},

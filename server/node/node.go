@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/wallclock"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -361,13 +362,16 @@ func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.isLeader() }
 func (n *Node) reaperLoop(stop <-chan struct{}) {
 	tick := time.NewTicker(n.cfg.ReaperInterval)
 	defer tick.Stop()
+	ages := wallclock.NewAges()
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
 			if n.raft.isLeader() {
-				n.reap(now)
+				n.reap(now, ages)
+			} else {
+				ages.Reset() // a new leader gives every TTL node a full TTL
 			}
 		}
 	}
@@ -377,27 +381,46 @@ func (n *Node) reaperLoop(stop <-chan struct{}) {
 // znode.container.maxPerMinute, 10000).
 const reapBatch = 10000
 
-func (n *Node) reap(now time.Time) {
+// reap proposes the deletes of empty containers and of TTL nodes that
+// went unmodified for their TTL. A TTL is measured here, on the leader's
+// monotonic clock, from the first pass that saw the node's last
+// modification (ages): comparing the stamping node's wall clock with this
+// node's expired nodes early when one of them ran ahead (the fault suite's
+// clock-jump nemesis deleted TTL nodes written a second before). Expiry
+// is late by up to two reaper intervals, and a new leader starts every
+// TTL afresh, as it does every session's timeout.
+func (n *Node) reap(now time.Time, ages *wallclock.Ages) {
 	v, err := n.store.View()
 	if err != nil {
 		return
 	}
-	containers, ttls, err := v.ReapCandidates(now.UnixMilli(), 0, reapBatch)
+	// now 0: no TTL node is a candidate by wall time; TTLNodes decides.
+	containers, _, err := v.ReapCandidates(0, 0, reapBatch)
+	var ttls []sm.TTLNode
+	if err == nil {
+		err = v.TTLNodes(func(t sm.TTLNode) error {
+			if ages.Seen(t.Path, t.Mzxid, now) > time.Duration(t.TTL)*time.Millisecond && len(ttls) < reapBatch {
+				ttls = append(ttls, t)
+			}
+			return nil
+		})
+		ages.Sweep()
+	}
 	v.Close()
 	if err != nil {
 		n.log.Warn().Err(err).Msg("reaper scan failed")
 		return
 	}
 	for _, p := range containers {
-		n.proposeReap(&sm.ReapContainer{Path: p}, now)
+		n.proposeReap(&sm.ReapContainer{Path: p})
 	}
-	for _, p := range ttls {
-		n.proposeReap(&sm.ReapTTL{Path: p}, now)
+	for _, t := range ttls {
+		n.proposeReap(&sm.ReapTTL{Path: t.Path, Mzxid: t.Mzxid})
 	}
 }
 
-func (n *Node) proposeReap(op sm.Op, now time.Time) {
-	cmd := &sm.Command{Header: sm.Header{Time: now.UnixMilli()}, Op: op}
+func (n *Node) proposeReap(op sm.Op) {
+	cmd := &sm.Command{Header: sm.Header{Time: wallclock.NowMilli()}, Op: op}
 	res, err := n.raft.proposeSync(cmd)
 	if err != nil {
 		n.log.Warn().Err(err).Msg("reaper proposal failed")
@@ -411,5 +434,5 @@ func (n *Node) proposeReap(op sm.Op, now time.Time) {
 // noopCommand is an entry that changes nothing and consumes no zxid (a
 // TouchSessions without sessions).
 func noopCommand() *sm.Command {
-	return &sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: &sm.TouchSessions{}}
+	return &sm.Command{Header: sm.Header{Time: wallclock.NowMilli()}, Op: &sm.TouchSessions{}}
 }

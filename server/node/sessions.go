@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/wallclock"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -22,7 +23,7 @@ import (
 // returns the new session's id, which every node tracks once applied.
 func (n *Node) CreateSession(connID uint64, timeoutMs int32, passwd []byte) (int64, error) {
 	cmd := &sm.Command{
-		Header: sm.Header{Conn: connID, Time: time.Now().UnixMilli()},
+		Header: sm.Header{Conn: connID, Time: wallclock.NowMilli()},
 		Op:     &sm.CreateSession{Timeout: timeoutMs, Password: passwd, Owner: n.cfg.ReplicaID},
 	}
 	res, err := n.proposeOK(cmd)
@@ -50,7 +51,7 @@ func (n *Node) proposeOK(cmd *sm.Command) (*sm.Result, error) {
 // is wrong.
 func (n *Node) ResumeSession(id int64, connID uint64, passwd []byte) (*sm.Result, error) {
 	cmd := &sm.Command{
-		Header: sm.Header{Session: id, Conn: connID, Time: time.Now().UnixMilli()},
+		Header: sm.Header{Session: id, Conn: connID, Time: wallclock.NowMilli()},
 		Op:     &sm.SetSessionOwner{Owner: n.cfg.ReplicaID, Password: passwd},
 	}
 	var res *sm.Result
@@ -70,7 +71,7 @@ func (n *Node) ResumeSession(id int64, connID uint64, passwd []byte) (*sm.Result
 // session's ordering stamp: its connection conn and the sequence number seq
 // of this write (the last one's plus one), which apply checks.
 func (n *Node) CloseSession(id int64, conn, seq uint64) error {
-	cmd := &sm.Command{Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: time.Now().UnixMilli()}, Op: &sm.CloseSession{}}
+	cmd := &sm.Command{Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: wallclock.NowMilli()}, Op: &sm.CloseSession{}}
 	_, err := n.proposeOK(cmd)
 	return err
 }
@@ -79,7 +80,7 @@ func (n *Node) CloseSession(id int64, conn, seq uint64) error {
 // ephemerals are deleted and its clients are told it expired. A native
 // registration's takeover fences the incarnation it replaces this way.
 func (n *Node) ExpireSession(id int64) error {
-	cmd := &sm.Command{Header: sm.Header{Session: id, Time: time.Now().UnixMilli()}, Op: &sm.CloseSession{Expired: true}}
+	cmd := &sm.Command{Header: sm.Header{Session: id, Time: wallclock.NowMilli()}, Op: &sm.CloseSession{Expired: true}}
 	_, err := n.proposeOK(cmd)
 	return err
 }
@@ -262,7 +263,7 @@ func (n *Node) touchLoop(stop <-chan struct{}) {
 			if len(ids) == 0 || (n.Voters() <= 1 && !n.IsObserver()) {
 				continue
 			}
-			cmd := &sm.Command{Header: sm.Header{Time: time.Now().UnixMilli()}, Op: &sm.TouchSessions{IDs: ids}}
+			cmd := &sm.Command{Header: sm.Header{Time: wallclock.NowMilli()}, Op: &sm.TouchSessions{IDs: ids}}
 			n.raft.propose(cmd, func(_ *sm.Result, err error) {
 				if err != nil {
 					n.log.Debug().Err(err).Msg("session activity report failed; the next one carries it")
@@ -362,7 +363,7 @@ func (n *Node) leaderLoop(stop <-chan struct{}) {
 
 func (n *Node) expireSession(id int64) {
 	cmd := &sm.Command{
-		Header: sm.Header{Session: id, Time: time.Now().UnixMilli()},
+		Header: sm.Header{Session: id, Time: wallclock.NowMilli()},
 		Op:     &sm.CloseSession{Expired: true},
 	}
 	n.raft.propose(cmd, func(res *sm.Result, err error) {

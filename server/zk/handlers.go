@@ -4,9 +4,9 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"strings"
-	"time"
 
 	"github.com/zkbridge/zkbridge/sm"
+	"github.com/zkbridge/zkbridge/wallclock"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -206,7 +206,7 @@ func (c *conn) commandHeader() sm.Header {
 		Session: c.sessionID(),
 		Conn:    c.id,
 		Seq:     c.seq,
-		Time:    time.Now().UnixMilli(),
+		Time:    wallclock.NowMilli(),
 		// in ZooKeeper's set order: the `auth` ACL scheme expands in it
 		Auth: zookeeperIDOrder(c.authIDs()),
 	}

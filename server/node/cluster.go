@@ -132,6 +132,9 @@ func (n *Node) IsObserver() bool {
 
 // directory returns the replicated replica directory by ID.
 func (n *Node) directory() (map[uint64]sm.ReplicaInfo, error) {
+	if n.tenant != nil {
+		return n.tenant.parent.directory()
+	}
 	v, err := n.store.View()
 	if err != nil {
 		return nil, err
@@ -193,8 +196,10 @@ func (n *Node) refreshCluster() {
 	if !n.Serving() {
 		return
 	}
-	if err := n.registerSelf(); err != nil {
-		n.log.Debug().Err(err).Msg("register in the replica directory: will retry")
+	if n.tenant == nil { // the directory is the default tenant's
+		if err := n.registerSelf(); err != nil {
+			n.log.Debug().Err(err).Msg("register in the replica directory: will retry")
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -207,7 +212,9 @@ func (n *Node) refreshCluster() {
 	if !n.raft.isLeader() {
 		return
 	}
-	n.addStaticObservers(ctx, m)
+	if n.tenant == nil {
+		n.addStaticObservers(ctx, m)
+	}
 	lag := map[uint64]int64{}
 	for _, r := range n.replicaStatuses(ctx, m) {
 		if r.ReplicaID != n.cfg.ReplicaID {

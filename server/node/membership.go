@@ -59,7 +59,7 @@ func (n *Node) Status(ctx context.Context) (RaftStatus, error) {
 // (bounded) until it is.
 func (n *Node) TransferLeader(ctx context.Context, id uint64) error {
 	for {
-		if err := n.raft.nh.RequestLeaderTransfer(dataShard, id); err != nil {
+		if err := n.raft.nh.RequestLeaderTransfer(n.raft.shard, id); err != nil {
 			return fmt.Errorf("transfer leadership to %d: %w", id, err)
 		}
 		// Dragonboat gives no completion signal and sometimes needs a retry.
@@ -88,7 +88,7 @@ func (n *Node) AddVoter(ctx context.Context, id uint64, addr string) error {
 	if _, ok := m.Nodes[id]; ok {
 		return fmt.Errorf("replica %d is already a voter", id)
 	}
-	if err := n.raft.nh.SyncRequestAddReplica(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
+	if err := n.raft.nh.SyncRequestAddReplica(ctx, n.raft.shard, id, addr, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("add voter %d at %s: %w", id, addr, err)
 	}
 	return n.settleConfig()
@@ -114,7 +114,7 @@ func (n *Node) addObserver(ctx context.Context, id uint64, addr string, settle f
 	if _, ok := m.NonVotings[id]; ok {
 		return fmt.Errorf("replica %d is already an observer", id)
 	}
-	if err := n.raft.nh.SyncRequestAddNonVoting(ctx, dataShard, id, addr, m.ConfigChangeID); err != nil {
+	if err := n.raft.nh.SyncRequestAddNonVoting(ctx, n.raft.shard, id, addr, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("add observer %d at %s: %w", id, addr, err)
 	}
 	return settle()
@@ -136,7 +136,7 @@ func (n *Node) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 		return fmt.Errorf("replica %d is not a member (voters: %v, observers: %v)", id, config.SortedIDs(m.Nodes), config.SortedIDs(m.NonVotings))
 	}
 	if observer { // an observer counts toward no quorum
-		if err := n.raft.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
+		if err := n.raft.nh.SyncRequestDeleteReplica(ctx, n.raft.shard, id, m.ConfigChangeID); err != nil {
 			return fmt.Errorf("remove observer %d: %w", id, err)
 		}
 		return n.settleConfig()
@@ -144,7 +144,7 @@ func (n *Node) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 	if left := len(m.Nodes) - 1; !force && (left < 1 || left < len(m.Nodes)/2+1) {
 		return fmt.Errorf("remove voter %d of %d: %w", id, len(m.Nodes), ErrBelowQuorum)
 	}
-	if err := n.raft.nh.SyncRequestDeleteReplica(ctx, dataShard, id, m.ConfigChangeID); err != nil {
+	if err := n.raft.nh.SyncRequestDeleteReplica(ctx, n.raft.shard, id, m.ConfigChangeID); err != nil {
 		return fmt.Errorf("remove voter %d: %w", id, err)
 	}
 	return n.settleConfig()
@@ -155,7 +155,7 @@ func (n *Node) RemoveVoter(ctx context.Context, id uint64, force bool) error {
 // attempt goes unanswered (a lost read index message, see retryRead).
 func (n *Node) membership(ctx context.Context) (*dragonboat.Membership, error) {
 	read := func(ctx context.Context) (*dragonboat.Membership, error) {
-		return n.raft.nh.SyncGetShardMembership(ctx, dataShard)
+		return n.raft.nh.SyncGetShardMembership(ctx, n.raft.shard)
 	}
 	m, err := retryRead(ctx, read, func(err error) bool { return !dragonboat.IsTempError(err) })
 	if err != nil {

@@ -25,6 +25,8 @@ type Node struct {
 
 	raft  *raftNode
 	store *sm.StateMachine
+	// tenant is set on a tenant's node (tenant.go); nil on the default's.
+	tenant *tenantShard
 	// applyMu is held exclusively while a batch of entries is applied and
 	// the Applied hooks run, and shared by every read (LockReads).
 	applyMu sync.RWMutex
@@ -130,7 +132,7 @@ func (n *Node) Start(addrs Addresses) error {
 		n.metrics.fsync.Observe(float64(d.Microseconds()) / 1000)
 		n.metrics.fsyncHist.ObserveDuration(d)
 	}
-	r, store, err := startRaft(&n.cfg, smCfg, &n.applyMu, n.barriers, fsync, n.log)
+	r, store, err := n.startReplica(smCfg, fsync)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,9 @@ import (
 	"github.com/zkbridge/zkbridge/sm"
 )
 
-// dataShard is the Raft shard holding the root namespace.
+// dataShard is the Raft shard holding the default tenant's namespace and
+// the tenant registry; every other tenant is a shard of its own on the same
+// NodeHost (tenant.go).
 const dataShard uint64 = 1
 
 // proposalTimeout bounds how long a write may wait for its entry to apply.
@@ -52,14 +54,17 @@ const resultSettle = 50 * time.Millisecond
 // who leads. Everything dragonboat-specific stays in this file.
 type raftNode struct {
 	nh        *dragonboat.NodeHost
+	host      *host
+	shard     uint64
+	ownsHost  bool // the default shard's: closing it closes the NodeHost
 	replicaID uint64
 	session   *client.Session
 	log       zerolog.Logger
 	leaders   *leaderWatch
 }
 
-// leaderWatch is dragonboat's raft event listener: it closes the current
-// channel whenever the data shard's leader (or term) changes.
+// leaderWatch closes the current channel whenever its shard's leader (or
+// term) changes; the host's leaderHub routes dragonboat's events to it.
 type leaderWatch struct {
 	mu      sync.Mutex
 	ch      chan struct{}
@@ -74,9 +79,6 @@ func newLeaderWatch(log zerolog.Logger) *leaderWatch {
 
 // LeaderUpdated runs on a dragonboat goroutine; it must not block.
 func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
-	if info.ShardID != dataShard {
-		return
-	}
 	w.mu.Lock()
 	close(w.ch)
 	w.ch = make(chan struct{})
@@ -137,11 +139,11 @@ func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 // compacted is otherwise invisible. Callbacks run on dragonboat goroutines.
 type snapshotEvents struct {
 	log     zerolog.Logger
-	leaders *leaderWatch
+	leaders *leaderHub
 }
 
 func (e snapshotEvents) snapshot(msg string, info raftio.SnapshotInfo) {
-	e.log.Info().Uint64("replica_id", info.ReplicaID).Uint64("from", info.From).Uint64("index", info.Index).Msg(msg)
+	e.log.Info().Uint64("shard", info.ShardID).Uint64("replica_id", info.ReplicaID).Uint64("from", info.From).Uint64("index", info.Index).Msg(msg)
 }
 
 func (e snapshotEvents) SendSnapshotStarted(i raftio.SnapshotInfo)   { e.snapshot("sending snapshot", i) }
@@ -154,12 +156,12 @@ func (e snapshotEvents) SnapshotReceived(i raftio.SnapshotInfo)      { e.snapsho
 func (e snapshotEvents) SnapshotRecovered(i raftio.SnapshotInfo) {
 	if i.Index > 0 {
 		e.snapshot("snapshot recovered", i)
-		e.leaders.wake()
+		e.leaders.wake(i.ShardID)
 	}
 }
 
 func (e snapshotEvents) LogCompacted(i raftio.EntryInfo) {
-	e.log.Info().Uint64("replica_id", i.ReplicaID).Uint64("index", i.Index).Msg("raft log compacted")
+	e.log.Info().Uint64("shard", i.ShardID).Uint64("replica_id", i.ReplicaID).Uint64("index", i.Index).Msg("raft log compacted")
 }
 
 func (snapshotEvents) NodeHostShuttingDown()                       {}
@@ -265,13 +267,43 @@ const heartbeatTicks = 1
 // until the replica has opened its state machine. It returns the local
 // state machine so reads can go to it directly.
 func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barriers []ApplyBarrier, fsyncObserver func(time.Duration), log zerolog.Logger) (*raftNode, *sm.StateMachine, error) {
+	h, err := startHost(cfg, fsyncObserver, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	members := map[uint64]dragonboat.Target{cfg.ReplicaID: cfg.PeerAddr}
+	for id, addr := range cfg.Peers {
+		members[id] = addr
+	}
+	r, store, err := h.startShard(cfg, shardSpec{id: dataShard, members: members, join: cfg.Join || cfg.Observer,
+		observer: cfg.Observer, log: log}, smCfg, applyMu, barriers)
+	if err != nil {
+		h.nh.Close()
+		return nil, nil, err
+	}
+	r.ownsHost = true
+	return r, store, nil
+}
+
+// host is the one dragonboat NodeHost of a zkbridge node, which runs the
+// replicas of every shard the node hosts over one Raft transport and one
+// LogDB.
+type host struct {
+	nh      *dragonboat.NodeHost
+	leaders *leaderHub
+	log     zerolog.Logger
+}
+
+// startHost opens the Raft log directory (after the checks of its tails)
+// and starts the NodeHost.
+func startHost(cfg *config.Config, fsyncObserver func(time.Duration), log zerolog.Logger) (*host, error) {
 	routeDragonboatLogs(log)
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if cfg.DataLogDir != "" {
 		raftDir = cfg.DataLogDir
 	}
 	if err := os.MkdirAll(raftDir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("raft dir: %w", err)
+		return nil, fmt.Errorf("raft dir: %w", err)
 	}
 	steps := rebuildSteps(cfg)
 	rebuildHint.Store(&steps)
@@ -279,7 +311,7 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	// would read the zeros as a broken record, so cut them first.
 	trimmed, err := logfs.TrimReserved(raftDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("raft log: %w", err)
+		return nil, fmt.Errorf("raft log: %w", err)
 	}
 	for _, path := range trimmed {
 		log.Info().Str("file", path).Msg("raft log: cut the reserved tail a crash left")
@@ -289,11 +321,11 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	if err := logfs.CheckTails(raftDir); err != nil {
 		var corrupt *logfs.CorruptTailError
 		if errors.As(err, &corrupt) {
-			return nil, nil, corruptLogError(cfg, corrupt)
+			return nil, corruptLogError(cfg, corrupt)
 		}
-		return nil, nil, fmt.Errorf("raft log: %w", err)
+		return nil, fmt.Errorf("raft log: %w", err)
 	}
-	leaders := newLeaderWatch(log.With().Str("component", "raft.leader").Logger())
+	leaders := newLeaderHub(log.With().Str("component", "raft.leader").Logger())
 	diskfull.SetLogger(log.With().Str("component", "disk").Logger())
 	logFS := logfs.New(vfs.Default)
 	if cfg.LogSyncDisabled {
@@ -302,7 +334,7 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	}
 	peerTLS, err := quorumTLS(*cfg, log.With().Str("component", "raft.transport").Logger())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	nhc := dbconfig.NodeHostConfig{
 		NodeHostDir:         raftDir,
@@ -320,8 +352,28 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	}
 	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start raft node host at %s: %w", cfg.PeerAddr, err)
+		return nil, fmt.Errorf("start raft node host at %s: %w", cfg.PeerAddr, err)
 	}
+	return &host{nh: nh, leaders: leaders, log: log}, nil
+}
+
+// shardSpec says which replica of which shard startShard starts.
+type shardSpec struct {
+	id uint64
+	// members is the shard's initial membership, identical on every initial
+	// member, used only the first time (a restart reads the stored one).
+	members map[uint64]dragonboat.Target
+	// join: the replica was added to a running shard (it is not among the
+	// initial members); observer: it does not vote.
+	join, observer bool
+	log            zerolog.Logger
+}
+
+// startShard starts this node's replica of a shard and waits until the
+// replica has opened its state machine, which it returns so reads can go
+// to it directly.
+func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, applyMu *sync.RWMutex, barriers []ApplyBarrier) (*raftNode, *sm.StateMachine, error) {
+	nh := h.nh
 	var local *sm.StateMachine
 	ready := make(chan struct{})
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
@@ -332,7 +384,7 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 	// The log behind a snapshot keeps 5× its interval, so a follower a
 	// little behind catches up from the log rather than by a full snapshot.
 	rc := dbconfig.Config{
-		ShardID:             dataShard,
+		ShardID:             spec.id,
 		ReplicaID:           cfg.ReplicaID,
 		ElectionRTT:         uint64(cfg.ElectionTimeout / config.RaftTick),
 		HeartbeatRTT:        heartbeatTicks,
@@ -344,23 +396,22 @@ func startRaft(cfg *config.Config, smCfg sm.Config, applyMu *sync.RWMutex, barri
 		MaxInMemLogSize:     256 << 20,
 		WaitReady:           true,
 	}
-	members := map[uint64]dragonboat.Target{cfg.ReplicaID: cfg.PeerAddr}
-	for id, addr := range cfg.Peers {
-		members[id] = addr
-	}
+	members := spec.members
 	// An observer is never bootstrapped: the leader adds it (static
 	// observers, raft add-observer) and it joins.
-	join := cfg.Join || cfg.Observer
-	rc.IsNonVoting = cfg.Observer
-	if nh.HasNodeInfo(dataShard, cfg.ReplicaID) || join {
+	rc.IsNonVoting = spec.observer
+	known := nh.HasNodeInfo(spec.id, cfg.ReplicaID)
+	if known || spec.join {
 		members = nil // restart: the bootstrap record is stored; join: the cluster's
 	}
-	if err := nh.StartOnDiskReplica(members, join && !nh.HasNodeInfo(dataShard, cfg.ReplicaID), factory, rc); err != nil {
-		nh.Close()
-		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, dataShard, err)
+	watch := h.leaders.watch(spec.id, spec.log)
+	if err := nh.StartOnDiskReplica(members, spec.join && !known, factory, rc); err != nil {
+		h.leaders.forget(spec.id)
+		return nil, nil, fmt.Errorf("start replica %d of shard %d: %w", cfg.ReplicaID, spec.id, err)
 	}
 	<-ready
-	r := &raftNode{nh: nh, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(dataShard), log: log, leaders: leaders}
+	r := &raftNode{nh: nh, host: h, shard: spec.id, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(spec.id),
+		log: spec.log, leaders: watch}
 	return r, local, nil
 }
 
@@ -391,7 +442,7 @@ func (r *raftNode) waitLeader(ctx context.Context) error {
 
 // leader returns the current leader's replica ID and term.
 func (r *raftNode) leader() (id, term uint64, ok bool) {
-	id, term, ok, err := r.nh.GetLeaderID(dataShard)
+	id, term, ok, err := r.nh.GetLeaderID(r.shard)
 	return id, term, ok && err == nil && id != 0
 }
 
@@ -706,7 +757,7 @@ var errReadRetry = errors.New("asked again")
 // readIndexOnce is one read index attempt, bounded by ctx.
 func (r *raftNode) readIndexOnce(ctx context.Context) (struct{}, error) {
 	deadline, _ := ctx.Deadline()
-	rs, err := r.nh.ReadIndex(dataShard, time.Until(deadline))
+	rs, err := r.nh.ReadIndex(r.shard, time.Until(deadline))
 	switch {
 	case errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotReady) ||
 		errors.Is(err, dragonboat.ErrTimeoutTooSmall):
@@ -756,7 +807,7 @@ func (r *raftNode) status() RaftState {
 // commitIndex is the commit index of this replica's last persisted Raft
 // state (0 if the log cannot be read).
 func (r *raftNode) commitIndex() uint64 {
-	lr, err := r.nh.GetLogReader(dataShard)
+	lr, err := r.nh.GetLogReader(r.shard)
 	if err != nil {
 		return 0
 	}
@@ -764,7 +815,18 @@ func (r *raftNode) commitIndex() uint64 {
 	return st.Commit
 }
 
-func (r *raftNode) close() { r.nh.Close() }
+// close stops the replica; the default shard's closes the whole NodeHost
+// (every tenant's replica with it).
+func (r *raftNode) close() {
+	if r.ownsHost {
+		r.nh.Close()
+		return
+	}
+	if err := r.nh.StopShard(r.shard); err != nil && !errors.Is(err, dragonboat.ErrShardNotFound) && !errors.Is(err, dragonboat.ErrClosed) {
+		r.log.Warn().Err(err).Msg("stop the shard's replica")
+	}
+	r.host.leaders.forget(r.shard)
+}
 
 // writeHealthMetrics dumps dragonboat's own metrics (when enabled).
 func writeHealthMetrics(w io.Writer) { dragonboat.WriteHealthMetrics(w) }

@@ -55,6 +55,10 @@ type conn struct {
 	dead     chan struct{} // closed when the reader stops
 }
 
+// maxReply bounds a reply the load generator reads: far above
+// jute.maxbuffer, so a server's oversized answer is seen as sent.
+const maxReply = 256 << 20
+
 var (
 	errOutOfOrder    = errors.New("reply out of order")
 	errSessionClosed = errors.New("session closed") // the server answered closeSession
@@ -79,15 +83,23 @@ func dial(tlsCfg *tls.Config, addr string, outstanding int, sessionTimeout, time
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	// A connection with a request or two in flight (a watcher, a
+	// connector) needs no large buffers; thousands of them would.
+	bufSize := 64 << 10
+	if outstanding <= 2 {
+		bufSize = 4 << 10
+	}
 	c := &conn{
 		nc:       nc,
-		bw:       bufio.NewWriterSize(nc, 64<<10),
+		bw:       bufio.NewWriterSize(nc, bufSize),
 		slots:    make(chan struct{}, outstanding),
 		inflight: make(chan *call, outstanding),
 		dead:     make(chan struct{}),
 		onEvent:  onEvent,
 	}
-	fr := zkproto.NewFrameReader(bufio.NewReaderSize(nc, 64<<10), 0)
+	// Replies larger than jute.maxbuffer are read (a getChildren of a
+	// wide node can be): what a server sends is measured, not refused.
+	fr := zkproto.NewFrameReader(bufio.NewReaderSize(nc, bufSize), maxReply)
 	req := zkproto.ConnectRequest{TimeOut: int32(sessionTimeout.Milliseconds()),
 		Passwd: make([]byte, zkproto.PasswordLength), HasReadOnly: true}
 	_ = nc.SetDeadline(time.Now().Add(timeout))

@@ -16,9 +16,11 @@ import (
 // Op is one kind of request a workload issues.
 type Op int
 
-// The ops a mix can name, then the ops of the watch and connect workloads:
-// OpWatch is a watch round, OpConnect a session's handshake and OpClose
-// its closeSession.
+// The ops a mix can name, then the ops of the other workloads: OpWatch is
+// a watch round, OpConnect a session's handshake and OpClose its
+// closeSession, OpChurn a whole churn cycle, OpPing a held session's ping,
+// OpResume a lost session's resumption elsewhere, OpArm a watch set by a
+// read, OpEvent a watch event's delivery.
 const (
 	OpCreate Op = iota
 	OpDelete
@@ -30,10 +32,15 @@ const (
 	OpWatch
 	OpConnect
 	OpClose
+	OpChurn
+	OpPing
+	OpResume
+	OpArm
+	OpEvent
 	numOps
 )
 
-var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch", "connect", "close"}
+var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch", "connect", "close", "churn", "ping", "resume", "arm", "event"}
 
 func (o Op) String() string {
 	if o >= 0 && o < numOps {
@@ -43,7 +50,8 @@ func (o Op) String() string {
 }
 
 // Workloads lists the workload names Run accepts.
-var Workloads = []string{"create", "set", "get", "exists", "list", "mixed", "multi", "watch", "connect"}
+var Workloads = []string{"create", "set", "get", "exists", "list", "mixed", "multi", "watch", "connect",
+	"churn", "sessions", "watches", "recursive"}
 
 // DefaultMix is the mixed workload's default ratio, read-heavy like
 // keeper-bench's example configurations.
@@ -121,19 +129,33 @@ func (m Mix) total() int {
 
 // Config describes one run. Zero values are replaced by Normalize's defaults.
 type Config struct {
-	Addrs          []string      // servers (HOST:PORT); connections are spread over them round-robin
-	TLS            *tls.Config   // connect with TLS (nil: plaintext)
-	Workload       string        // one of Workloads
-	Mix            Mix           // the mixed workload's ratio
-	Connections    int           // sessions issuing requests (not the watch workload); connect: concurrent connectors
-	Outstanding    int           // requests in flight per connection
-	Rate           float64       // request/reply workloads: ops/s over all connections, paced evenly (0: as fast as replies come)
-	Payload        int           // bytes of data per create and set
-	Keyspace       int           // nodes read and written by get, set, exists, list, multi
-	Fanout         int           // keys per directory: list returns this many children
-	MultiOps       int           // setData ops per multi transaction
-	Watchers       int           // watch workload: sessions watching the node
-	ConnectExists  bool          // connect workload: one exists on Root per session before closing it
+	Addrs         []string    // servers (HOST:PORT); connections are spread over them round-robin
+	TLS           *tls.Config // connect with TLS (nil: plaintext)
+	Workload      string      // one of Workloads
+	Mix           Mix         // the mixed workload's ratio
+	Connections   int         // sessions issuing requests (not the watch workload); connect: concurrent connectors
+	Outstanding   int         // requests in flight per connection
+	Rate          float64     // request/reply workloads: ops/s over all connections, paced evenly (0: as fast as replies come)
+	Payload       int         // bytes of data per create and set
+	Keyspace      int         // nodes read and written by get, set, exists, list, multi
+	Fanout        int         // keys per directory: list returns this many children
+	MultiOps      int         // setData ops per multi transaction
+	Watchers      int         // watch workload: sessions watching the node
+	ConnectExists bool        // connect workload: one exists on Root per session before closing it
+	WatchKind     string      // watch workload: "data" (getData watch, setData fires it) or "children" (getChildren watch, create fires it)
+	Watches       int         // watches workload: one-shot watches set, spread over Keyspace nodes and Connections sessions
+	// Hook, if set, is a shell command run (with the phase as its last
+	// argument) at a workload's phases and waited for: sessions "held" and
+	// "storm" (it must stop the server at StormAddr), watches "armed", wide
+	// nodes "listed". Scripts measure the servers there, or act on them.
+	Hook            string
+	StormAddr       string        // sessions: the server the storm hook stops ("" : no storm)
+	StormWait       time.Duration // sessions: bound on the storm's settling
+	ReconnectJitter time.Duration // sessions: a lost session waits a random time up to this before reconnecting
+	// ChildCommand starts this program as a load-generator process, for
+	// sessions runs larger than one process's open-file limit (the child
+	// recognises itself with IsSessionsChild).
+	ChildCommand   []string
 	Duration       time.Duration // measured time (ignored when Ops > 0)
 	Ops            int64         // measured op count (0: run for Duration)
 	Warmup         time.Duration // unmeasured load before the measurement
@@ -163,6 +185,12 @@ func (c *Config) Normalize() {
 	def(&c.Fanout, 10)
 	def(&c.MultiOps, 10)
 	def(&c.Watchers, 50)
+	if c.WatchKind == "" {
+		c.WatchKind = "data"
+	}
+	if c.Watches == 0 {
+		c.Watches = c.Keyspace
+	}
 	if c.Mix.total() == 0 {
 		c.Mix, _ = ParseMix(DefaultMix)
 	}
@@ -178,14 +206,18 @@ func (c *Config) Normalize() {
 	if c.SessionTimeout == 0 {
 		c.SessionTimeout = 30 * time.Second
 	}
+	if c.StormWait == 0 {
+		c.StormWait = 2*c.SessionTimeout + 30*time.Second
+	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = time.Second
 	}
 }
 
 // maxPayload keeps a request under ZooKeeper's default jute.maxbuffer
-// (1 MiB less some room for the path and headers).
-const maxPayload = 1<<20 - 64<<10
+// (1,048,575 bytes) with room for the path and headers: a 1 MB
+// (1,000,000-byte) value fits.
+const maxPayload = zkproto.DefaultMaxBuffer - 16<<10
 
 // Validate reports the first setting that cannot work, naming it.
 func (c *Config) Validate() error {
@@ -205,8 +237,24 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("unknown workload %q (want one of %s)", c.Workload, strings.Join(Workloads, ", "))
 	}
 	switch {
-	case c.Connections < 1 || c.Connections > 10000:
+	case c.Connections < 1 || c.Connections > 10000 && c.Workload != "sessions":
 		return fmt.Errorf("connections must be in 1…10000, not %d", c.Connections)
+	case c.Connections > 1_000_000:
+		return fmt.Errorf("sessions must be in 1…1000000, not %d", c.Connections)
+	case c.WatchKind != "data" && c.WatchKind != "children":
+		return fmt.Errorf("watch kind must be data or children, not %q", c.WatchKind)
+	case c.Watches < 1 || c.Watches > 100_000_000:
+		return fmt.Errorf("watches must be in 1…100000000, not %d", c.Watches)
+	case c.Workload == "watches" && c.Watches > c.Keyspace*c.Connections:
+		return fmt.Errorf("watches (%d) must be at most keyspace × connections (%d): a session sets one watch per node", c.Watches, c.Keyspace*c.Connections)
+	case c.StormAddr != "" && !slices.Contains(c.Addrs, c.StormAddr):
+		return fmt.Errorf("storm address %s is not one of the servers", c.StormAddr)
+	case c.StormAddr != "" && len(c.Addrs) < 2:
+		return fmt.Errorf("a storm needs another server for the sessions to move to")
+	case c.StormAddr != "" && c.Hook == "":
+		return fmt.Errorf("a storm needs a hook that stops the server at %s", c.StormAddr)
+	case c.ReconnectJitter < 0 || c.StormWait < 0:
+		return fmt.Errorf("reconnect jitter and storm wait must not be negative")
 	case c.Outstanding < 1 || c.Outstanding > 100000:
 		return fmt.Errorf("outstanding must be in 1…100000, not %d", c.Outstanding)
 	case c.Payload < 0 || c.Payload > maxPayload:
@@ -234,8 +282,11 @@ func (c *Config) Validate() error {
 	case c.Rate < 0 || c.Rate > 10_000_000 || c.Rate != c.Rate:
 		return fmt.Errorf("rate must be in 0…10000000 ops/s, not %v", c.Rate)
 	}
-	if c.Rate > 0 && (c.Workload == "watch" || c.Workload == "connect") {
+	if c.Rate > 0 && (c.Workload == "watch" || c.Workload == "connect" || c.Workload == "churn" || c.Workload == "sessions" || c.Workload == "watches") {
 		return fmt.Errorf("rate applies to request/reply workloads, not %s", c.Workload)
+	}
+	if c.StormAddr != "" && c.Workload != "sessions" {
+		return fmt.Errorf("a storm applies to the sessions workload only")
 	}
 	if c.ConnectExists && c.Workload != "connect" {
 		return fmt.Errorf("connect-exists applies to the connect workload only")

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,9 +46,14 @@ func (r *runner) connect() ([]*connStats, error) {
 	return stats, nil
 }
 
-// connector is one connect-workload loop; the servers take turns.
+// connector is one connect-workload loop; the servers take turns. The
+// churn workload is the same loop with an ephemeral create in each
+// session, and the whole cycle (connect, create, close) as its unit.
 func (r *runner) connector(id int, st *connStats) {
 	exists := zkproto.ExistsRequest{Path: r.cfg.Root}
+	churn := r.cfg.Workload == "churn"
+	prefix := r.path("/c/") + r.nonce + "-e" + strconv.Itoa(id) + "-"
+	create := zkproto.CreateRequest{ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral), Data: r.payload}
 	for n := id; ; n++ {
 		ok, measured := r.more()
 		if !ok {
@@ -79,15 +85,30 @@ func (r *runner) connector(id int, st *connStats) {
 			continue
 		}
 		count(OpConnect, start, "")
+		cycle := start
 		if r.cfg.ConnectExists {
 			r.existsOnce(c, &exists, measured, st)
+		}
+		if churn {
+			create.Path = prefix + strconv.Itoa(n)
+			if code := r.createOnce(c, &create, measured, st); code != zkproto.ErrOK {
+				c.close()
+				count(OpChurn, cycle, code.Name())
+				continue
+			}
 		}
 		start = time.Now()
 		if err := c.closeWithin(r.cfg.Timeout); err != nil {
 			count(OpClose, start, errNoClose)
+			if churn {
+				count(OpChurn, cycle, errNoClose)
+			}
 			continue
 		}
 		count(OpClose, start, "")
+		if churn {
+			count(OpChurn, cycle, "")
+		}
 	}
 }
 
@@ -114,6 +135,35 @@ func (r *runner) existsOnce(c *conn, req *zkproto.ExistsRequest, measured bool, 
 	if c.send(zkproto.OpExists, req, cl) == nil {
 		c.wait(r.cfg.Timeout)
 	}
+}
+
+// createOnce sends one create on c, records it in st and returns its
+// outcome.
+func (r *runner) createOnce(c *conn, req *zkproto.CreateRequest, measured bool, st *connStats) zkproto.ErrCode {
+	code := zkproto.ErrConnectionLoss
+	cl := &call{op: OpCreate, measured: measured, done: func(cl *call, rp *reply) {
+		code = rp.hdr.Err
+		r.completed.Add(1)
+		if code != zkproto.ErrOK {
+			r.failed.Add(1)
+		}
+		if !cl.measured {
+			return
+		}
+		s := &st.ops[OpCreate]
+		if rp.err == nil {
+			s.hist.Record(rp.at.Sub(cl.start))
+		}
+		if code == zkproto.ErrOK {
+			s.ok++
+		} else {
+			s.fail(code.Name())
+		}
+	}}
+	if c.send(zkproto.OpCreate, req, cl) == nil {
+		c.wait(r.cfg.Timeout)
+	}
+	return code
 }
 
 // pause sleeps for d or until the run is cancelled.

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/bits"
 	"time"
@@ -113,4 +115,49 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		}
 	}
 	return time.Duration(h.max)
+}
+
+// histJSON is a histogram on the wire between load-generator processes:
+// the non-empty buckets only.
+type histJSON struct {
+	Buckets map[int]uint64 `json:"buckets,omitempty"`
+	N       uint64         `json:"n"`
+	Sum     float64        `json:"sum"`
+	Min     uint64         `json:"min"`
+	Max     uint64         `json:"max"`
+}
+
+// MarshalJSON encodes the histogram for another process to Merge.
+func (h Histogram) MarshalJSON() ([]byte, error) {
+	j := histJSON{N: h.n, Sum: h.sum, Min: h.min, Max: h.max}
+	for i, c := range h.counts {
+		if c > 0 {
+			if j.Buckets == nil {
+				j.Buckets = map[int]uint64{}
+			}
+			j.Buckets[i] = c
+		}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded.
+func (h *Histogram) UnmarshalJSON(b []byte) error {
+	var j histJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*h = Histogram{}
+	if j.N == 0 {
+		return nil
+	}
+	h.counts = make([]uint64, bucketOf(maxValue)+1)
+	for i, c := range j.Buckets {
+		if i < 0 || i >= len(h.counts) {
+			return fmt.Errorf("histogram bucket %d out of range", i)
+		}
+		h.counts[i] = c
+	}
+	h.n, h.sum, h.min, h.max = j.N, j.Sum, j.Min, j.Max
+	return nil
 }

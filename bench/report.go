@@ -64,11 +64,15 @@ type Result struct {
 	PerOp         []OpResult `json:"per_op"`
 	// Server: the server processes' use of the machine (Config.ServerPIDs).
 	Server *ServerUsage `json:"server,omitempty"`
+	// The sessions and watches workloads' own figures.
+	Sessions *SessionsResult `json:"sessions,omitempty"`
+	Watches  *WatchesResult  `json:"watches,omitempty"`
 }
 
 // unitOp names, for workloads whose unit is not a single request, the op
 // the totals count.
-var unitOp = map[string]Op{"watch": OpWatch, "connect": OpConnect}
+var unitOp = map[string]Op{"watch": OpWatch, "connect": OpConnect, "churn": OpChurn, "sessions": OpPing,
+	"watches": OpArm, "recursive": OpEvent}
 
 func (r *runner) result(stats []*connStats) *Result {
 	cfg := r.cfg
@@ -82,9 +86,11 @@ func (r *runner) result(stats []*connStats) *Result {
 		res.Events = r.events.Load()
 	case "multi":
 		res.MultiOps = cfg.MultiOps
-	case "connect":
+	case "connect", "churn":
 		res.Outstanding = 1
 		res.ConnectExists = cfg.ConnectExists
+	case "sessions":
+		res.Outstanding = 1
 	}
 	if r.needsKeys() {
 		res.Keyspace = cfg.Keyspace
@@ -152,8 +158,10 @@ func (res *Result) WriteTable(w io.Writer) error {
 	switch {
 	case res.Watchers > 0:
 		fmt.Fprintf(&b, "%d watchers, 1 writer, payload %d B", res.Watchers, res.Payload)
-	case res.Workload == "connect":
+	case res.Workload == "connect" || res.Workload == "churn":
 		fmt.Fprintf(&b, "%d concurrent connectors, a session at a time each", res.Connections)
+	case res.Workload == "sessions":
+		fmt.Fprintf(&b, "%d sessions held, each pinging every third of its timeout", res.Connections)
 	default:
 		fmt.Fprintf(&b, "%d connections × %d outstanding, payload %d B", res.Connections, res.Outstanding, res.Payload)
 		if res.Rate > 0 {
@@ -185,6 +193,31 @@ func (res *Result) WriteTable(w io.Writer) error {
 	if res.Watchers > 0 {
 		fmt.Fprintf(&b, "\nfan-out: time from the setData reply to the last of %d watch events; %d events received\n",
 			res.Watchers, res.Events)
+	}
+	if res.Workload == "churn" {
+		fmt.Fprintln(&b, "\nchurn: a cycle is connect, create an ephemeral node, closeSession (awaited); ops/s: cycles/s")
+	}
+	if res.Workload == "recursive" {
+		fmt.Fprintln(&b, "\nevent: a persistent recursive watch on / sees every setData; its delivery is timed from the setData's send to the event")
+	}
+	if s := res.Sessions; s != nil {
+		fmt.Fprintf(&b, "\nsessions: %d opened in %.1f s from %d process(es), a ping every %.1f s each; ping: its round trip\n",
+			s.Sessions, s.OpenS, s.Processes, s.IntervalS)
+		for _, n := range s.PerNode {
+			fmt.Fprintf(&b, "  server pid %d %s: %d sessions, RSS %.0f -> %.0f MB, %.1f kB per session\n",
+				n.PID, n.Addr, n.Sessions, n.RSSBeforeMB, n.RSSAfterMB, n.RSSPerSessionKB)
+		}
+		if s.StormAddr != "" {
+			fmt.Fprintf(&b, "storm: %s stopped; %d sessions lost, %d resumed elsewhere, %d expired, %d unresolved; the last resumed %.2f s after the stop\n",
+				s.StormAddr, s.Lost, s.Resumed, s.Expired, s.Unresolved, s.StormS)
+		}
+	}
+	if w := res.Watches; w != nil {
+		fmt.Fprintf(&b, "\nwatches: %d one-shot data watches on %d nodes from %d sessions, set in %.1f s", w.Watches, w.Paths, w.Sessions, w.ArmS)
+		if w.RSSAfterMB > 0 {
+			fmt.Fprintf(&b, "; server RSS %.0f -> %.0f MB, %.0f bytes per watch", w.RSSBeforeMB, w.RSSAfterMB, w.BytesPerWatch)
+		}
+		fmt.Fprintln(&b)
 	}
 	if res.Workload == "connect" {
 		fmt.Fprint(&b, "\nconnect: a session's TCP connect and handshake (ops/s: sessions/s); close: closeSession to its reply")

@@ -24,11 +24,16 @@ type opStats struct {
 	hist Histogram
 }
 
-func (s *opStats) fail(code string) {
+func (s *opStats) fail(code string) { s.failN(code, 1) }
+
+func (s *opStats) failN(code string, n int64) {
+	if n <= 0 {
+		return
+	}
 	if s.errs == nil {
 		s.errs = map[string]int64{}
 	}
-	s.errs[code]++
+	s.errs[code] += n
 }
 
 type connStats struct {
@@ -52,6 +57,10 @@ type runner struct {
 	completed   atomic.Int64 // every completion, warm-up included (progress)
 	failed      atomic.Int64 // every error, warm-up included (progress)
 	events      atomic.Int64 // watch events received in measured rounds
+
+	// onSent, if set, hears of every setData a worker sends (the
+	// recursive workload matches events to them).
+	onSent func(path string, at time.Time, measured bool)
 }
 
 func (r *runner) path(rel string) string { return r.cfg.Root + rel }
@@ -103,14 +112,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	)
 	r.measureFrom = time.Now().Add(cfg.Warmup)
 	r.stopAt = r.measureFrom.Add(cfg.Duration)
-	usage := startUsage(cfg.ServerPIDs, r.measureFrom)
+	var usage *usageSampler
+	if cfg.Workload != "sessions" { // it reads the pids for memory, and a storm stops one
+		usage = startUsage(cfg.ServerPIDs, r.measureFrom)
+	}
 	stopProgress := r.progress()
 	var workers []*worker
+	var sessions *SessionsResult
+	var watches *WatchesResult
 	switch cfg.Workload {
 	case "watch":
 		stats, err = r.watch()
-	case "connect":
+	case "connect", "churn":
 		stats, err = r.connect()
+	case "sessions":
+		stats, sessions, err = r.sessions()
+	case "watches":
+		stats, watches, err = r.watches()
+	case "recursive":
+		stats, err = r.recursive()
 	default:
 		workers, err = r.load()
 		for _, w := range workers {
@@ -120,6 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopProgress()
 	if err == nil {
 		res = r.result(stats)
+		res.Sessions, res.Watches = sessions, watches
 		res.Server, err = usage.finish(res.Ops)
 	}
 	var leftovers []string
@@ -175,7 +196,7 @@ func closeAll(conns []*conn) {
 // needsKeys reports whether the workload reads or writes the keyspace.
 func (r *runner) needsKeys() bool {
 	switch r.cfg.Workload {
-	case "create", "watch", "connect":
+	case "create", "watch", "connect", "churn", "sessions":
 		return false
 	}
 	return true
@@ -328,7 +349,8 @@ func (r *runner) load() ([]*worker, error) {
 }
 
 // fixedOp maps a single-op workload to its op.
-var fixedOp = map[string]Op{"create": OpCreate, "set": OpSet, "get": OpGet, "exists": OpExists, "list": OpList, "multi": OpMulti}
+var fixedOp = map[string]Op{"create": OpCreate, "set": OpSet, "get": OpGet, "exists": OpExists, "list": OpList, "multi": OpMulti,
+	"recursive": OpSet}
 
 func (w *worker) run() {
 	r := w.r
@@ -405,6 +427,9 @@ func (w *worker) run() {
 		}
 		if w.c.send(code, req, cl) != nil {
 			break
+		}
+		if op == OpSet && r.onSent != nil {
+			r.onSent(set.Path, cl.start, measured)
 		}
 	}
 	w.c.wait(r.cfg.Timeout)

@@ -8,17 +8,24 @@ import (
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-// watch runs the fan-out workload: Watchers sessions each set a data
-// watch on one node, one more session sets the node, and a round's
-// latency is the time from the set's reply to the last watcher's event
-// (0 when every event beat the reply). Rounds run one after another;
-// re-arming the watches is part of a round but not of its latency.
+// watch runs the fan-out workload: Watchers sessions each set a watch on
+// one node (WatchKind data: getData, fired by a setData of the node;
+// children: getChildren, fired by a create or delete of a child, in turn),
+// one more session writes, and a round's latency is the time from the
+// write's reply to the last watcher's event (0 when every event beat the
+// reply). Rounds run one after another; re-arming the watches is part of a
+// round but not of its latency.
 func (r *runner) watch() ([]*connStats, error) {
 	node := r.path("/w")
+	children := r.cfg.WatchKind == "children"
+	want := zkproto.EventNodeDataChanged
+	if children {
+		want = zkproto.EventNodeChildrenChanged
+	}
 	events := make(chan time.Time, 2*r.cfg.Watchers)
 	onEvent := func(int) func(zkproto.WatcherEvent, time.Time) {
 		return func(ev zkproto.WatcherEvent, at time.Time) {
-			if ev.Type == zkproto.EventNodeDataChanged && ev.Path == node {
+			if ev.Type == want && ev.Path == node {
 				select {
 				case events <- at:
 				default: // stale events from a timed-out round; dropped
@@ -38,8 +45,24 @@ func (r *runner) watch() ([]*connStats, error) {
 	defer writer.close()
 
 	var st connStats
-	get := zkproto.GetDataRequest{Path: node, Watch: true}
-	set := zkproto.SetDataRequest{Path: node, Data: r.payload, Version: -1}
+	var (
+		arm          zkproto.Record = &zkproto.GetDataRequest{Path: node, Watch: true}
+		armOp                       = zkproto.OpGetData
+		set                         = zkproto.SetDataRequest{Path: node, Data: r.payload, Version: -1}
+		child                       = node + "/" + r.nonce
+		create                      = zkproto.CreateRequest{Path: child, ACL: zkproto.OpenACLUnsafe()}
+		del                         = zkproto.DeleteRequest{Path: child, Version: -1}
+		childIsThere                = false
+	)
+	if children {
+		arm, armOp = &zkproto.GetChildrenRequest{Path: node, Watch: true}, zkproto.OpGetChildren
+		defer func() { // the last round's child, if it is there
+			if childIsThere {
+				_ = writer.send(zkproto.OpDelete, &del, &call{done: func(*call, *reply) {}})
+				writer.wait(r.cfg.Timeout)
+			}
+		}()
+	}
 	for {
 		ok, measured := r.more()
 		if !ok {
@@ -52,7 +75,7 @@ func (r *runner) watch() ([]*connStats, error) {
 		var mu sync.Mutex
 		var armErr zkproto.ErrCode
 		for _, w := range watchers {
-			err := w.send(zkproto.OpGetData, &get, &call{done: func(_ *call, rp *reply) {
+			err := w.send(armOp, arm, &call{done: func(_ *call, rp *reply) {
 				if rp.hdr.Err != zkproto.ErrOK {
 					mu.Lock()
 					armErr = rp.hdr.Err
@@ -68,14 +91,20 @@ func (r *runner) watch() ([]*connStats, error) {
 			w.wait(r.cfg.Timeout)
 		}
 		if armErr != zkproto.ErrOK {
-			return nil, fmt.Errorf("watcher getData %s: %s", node, armErr.Name())
+			return nil, fmt.Errorf("watcher %s %s: %s", armOp, node, armErr.Name())
 		}
 		// Write, and note when its reply arrived.
 		var t0 time.Time
 		var setStart time.Time
 		var setErr zkproto.ErrCode
 		var setLost bool
-		if err := writer.send(zkproto.OpSetData, &set, &call{done: func(cl *call, rp *reply) {
+		writeOp, write := zkproto.OpSetData, zkproto.Record(&set)
+		if children && childIsThere {
+			writeOp, write = zkproto.OpDelete, &del
+		} else if children {
+			writeOp, write = zkproto.OpCreate, &create
+		}
+		if err := writer.send(writeOp, write, &call{done: func(cl *call, rp *reply) {
 			t0, setStart, setErr, setLost = rp.at, cl.start, rp.hdr.Err, rp.err != nil
 		}}); err != nil {
 			return nil, fmt.Errorf("writer: %w", err)
@@ -85,7 +114,10 @@ func (r *runner) watch() ([]*connStats, error) {
 			return nil, fmt.Errorf("writer: %v", writer.err)
 		}
 		if setErr != zkproto.ErrOK {
-			return nil, fmt.Errorf("writer setData %s: %s", node, setErr.Name())
+			return nil, fmt.Errorf("writer %s %s: %s", writeOp, node, setErr.Name())
+		}
+		if children {
+			childIsThere = !childIsThere
 		}
 		last, got := t0, 0
 		timer := time.NewTimer(r.cfg.Timeout)

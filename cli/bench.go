@@ -31,6 +31,21 @@ func benchCommand() *ucli.Command {
 			"  connect --connections connectors each open a session, close it (closeSession, awaiting\n" +
 			"          its reply) and start over; ops/s is sessions/s, latency the handshake's\n" +
 			"          (--connect-exists: one exists on ROOT per session)\n" +
+			"  churn   as connect, with an ephemeral create in each session; the unit is the whole cycle\n" +
+			"  sessions  --connections sessions held open, pinging every third of --session-timeout as\n" +
+			"          ZooKeeper's Java client does: ping round trip over --duration, each server's RSS per\n" +
+			"          session (--server-pids in --addr order); with --storm-addr, the --hook's \"storm\" phase\n" +
+			"          must stop that server, and the run times until its sessions resumed elsewhere\n" +
+			"          (none may expire). More sessions than one process may open are split over\n" +
+			"          child processes of zkbridge bench.\n" +
+			"  watches --watches one-shot data watches (getData with watch) over --keyspace nodes from\n" +
+			"          --connections sessions: time to set them, server RSS per watch (--server-pids)\n" +
+			"  recursive  a persistent recursive watch on /, while the set workload runs (--rate):\n" +
+			"          each setData's event delivery, from the send to the event\n" +
+			"  (--watch-kind children: the watch workload's watchers watch ROOT/w's children, fired\n" +
+			"          by a create or delete of a child, NodeChildrenChanged)\n" +
+			"--hook CMD runs `CMD PHASE` at a workload's phases (sessions: held, storm; watches: before,\n" +
+			"armed) and waits for it: the moment for a script to measure or act on the servers.\n" +
 			"With --tls (or --tls-ca, --tls-cert) connections speak TLS, e.g. to a secureClientPort\n" +
 			"(--probe stays plaintext); " +
 			"the connect workload's handshake latency then includes the TLS handshake.\n" +
@@ -60,6 +75,12 @@ func benchCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "multi-ops", Value: 10, Usage: "setData ops per multi transaction"},
 			&ucli.IntFlag{Name: "watchers", Value: 50, Usage: "watch workload: sessions watching the node"},
 			&ucli.BoolFlag{Name: "connect-exists", Usage: "connect workload: one exists on ROOT per session before closing it"},
+			&ucli.StringFlag{Name: "watch-kind", Value: "data", Usage: "watch workload: `KIND` of watch, data (getData, fired by setData) or children (getChildren, fired by a child's create/delete)"},
+			&ucli.IntFlag{Name: "watches", Value: 1000, Usage: "watches workload: one-shot watches to set (at most keyspace × connections)"},
+			&ucli.StringFlag{Name: "hook", Usage: "run `CMD PHASE` (sh -c) at the workload's phases and wait for it"},
+			&ucli.StringFlag{Name: "storm-addr", Usage: "sessions workload: the server (`HOST:PORT`, one of --addr) the hook's storm phase stops"},
+			&ucli.DurationFlag{Name: "storm-wait", Usage: "sessions workload: bound on waiting for the storm's sessions to resume (default 2 × session timeout + 30 s)"},
+			&ucli.DurationFlag{Name: "reconnect-jitter", Value: time.Second, Usage: "sessions workload: a lost session waits a random time up to this before reconnecting (the Java client's 1 s)"},
 			&ucli.StringFlag{Name: "probe", Usage: "no workload: poll until getAllChildrenNumber(`PATH`) answers, print how long that took (bounded by --timeout)"},
 			&ucli.Int64Flag{Name: "probe-min", Usage: "--probe: wait until PATH has at least `N` descendants"},
 			&ucli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Value: 10 * time.Second, Usage: "measured time (ignored with --ops)"},
@@ -89,6 +110,12 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		MultiOps:         c.Int("multi-ops"),
 		Watchers:         c.Int("watchers"),
 		ConnectExists:    c.Bool("connect-exists"),
+		WatchKind:        c.String("watch-kind"),
+		Watches:          c.Int("watches"),
+		Hook:             c.String("hook"),
+		StormAddr:        c.String("storm-addr"),
+		StormWait:        c.Duration("storm-wait"),
+		ReconnectJitter:  c.Duration("reconnect-jitter"),
 		Duration:         c.Duration("duration"),
 		Ops:              c.Int64("ops"),
 		Warmup:           c.Duration("warmup"),
@@ -124,6 +151,21 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	if c.Duration("timeout") <= 0 {
 		return cfg, fmt.Errorf("--timeout must be positive")
 	}
+	if c.IsSet("watch-kind") && cfg.Workload != "watch" {
+		return cfg, fmt.Errorf("--watch-kind applies to the watch workload only (--workload watch)")
+	}
+	if c.IsSet("watches") && cfg.Workload != "watches" {
+		return cfg, fmt.Errorf("--watches applies to the watches workload only (--workload watches)")
+	}
+	if (c.IsSet("storm-addr") || c.IsSet("storm-wait") || c.IsSet("reconnect-jitter")) && cfg.Workload != "sessions" {
+		return cfg, fmt.Errorf("--storm-addr, --storm-wait and --reconnect-jitter apply to the sessions workload only (--workload sessions)")
+	}
+	if may, _ := c.App.Metadata[mayReexecKey].(bool); may && cfg.Workload == "sessions" {
+		// More sessions than this process may open go to child processes.
+		if self, err := os.Executable(); err == nil {
+			cfg.ChildCommand = []string{self, "bench"}
+		}
+	}
 	if c.Bool("connect-exists") && cfg.Workload != "connect" {
 		return cfg, fmt.Errorf("--connect-exists applies to the connect workload only (--workload connect)")
 	}
@@ -153,6 +195,10 @@ func runBench(c *ucli.Context) error {
 	// wake-ups would add to every latency it measures, whatever the server.
 	if err := quietSysmon(c); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "zkbridge bench: %v; measuring with the runtime's default monitor thread\n", err)
+	}
+	if bench.IsSessionsChild() {
+		// A share of a parent's sessions run (bench/sessions.go).
+		return bench.RunSessionsChild(os.Stdin, c.App.Writer)
 	}
 	cfg, err := benchConfig(c)
 	if err != nil {

@@ -65,6 +65,18 @@ func TestBenchWorkloads(t *testing.T) {
 				args[5] = "30" // sessions
 				args = append(args, "--connect-exists")
 			}
+			if w == "churn" {
+				args[5] = "30" // cycles
+			}
+			if w == "watches" {
+				args = append(args, "--watches", "120") // at most keyspace × connections = 150
+			}
+			if w == "sessions" {
+				// Held for a duration: pings every third of 1.5 s (the
+				// server's minimum timeout is 2 ticks, so it may be more).
+				args[4], args[5] = "--duration", "3s"
+				args = append(args, "--session-timeout", "1500ms", "--connections", "20")
+			}
 			out, _, err := runBenchCLI(args...)
 			if err != nil {
 				t.Fatalf("bench: %v\n%s", err, out)
@@ -84,6 +96,22 @@ func TestBenchWorkloads(t *testing.T) {
 				want = 30
 				if len(res.PerOp) != 3 || !res.ConnectExists {
 					t.Errorf("connect: per op %+v, want connect, exists and close", res.PerOp)
+				}
+			case "churn":
+				want = 30
+				if len(res.PerOp) != 4 {
+					t.Errorf("churn: per op %+v, want create, connect, close and churn", res.PerOp)
+				}
+			case "watches":
+				want = 120
+				if w := res.Watches; w == nil || w.Watches != 120 || w.Paths != 50 || w.Sessions != 3 {
+					t.Errorf("watches: %+v, want 120 watches on 50 paths from 3 sessions", w)
+				}
+			case "sessions":
+				// Every session pings at least once in 3 s.
+				want = res.Ops
+				if s := res.Sessions; s == nil || s.Sessions != 20 || res.Ops < 20 {
+					t.Errorf("sessions: %+v, %d pings, want 20 sessions pinging", s, res.Ops)
 				}
 			}
 			if res.Ops != want || res.Errors != 0 || res.Workload != w || len(res.PerOp) == 0 {

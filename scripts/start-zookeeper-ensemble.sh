@@ -8,7 +8,8 @@
 # usage: start-zookeeper-ensemble.sh [N]
 # environment: as start-zookeeper.sh (ZK_SUPER_DIGEST, ZK_CONTAINER_CHECK_MS,
 # ZK_TICK_TIME, ZK_FORCE_SYNC, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS),
-# and ZK_RECONFIG_ENABLED (true: zoo.cfg's reconfigEnabled, admits reconfig)
+# ZK_RECONFIG_ENABLED (true: zoo.cfg's reconfigEnabled, admits reconfig) and
+# ZK_EXTRA_CFG (extra zoo.cfg lines for every node, e.g. maxClientCnxns=0)
 set -euo pipefail
 
 # shellcheck source=scripts/zookeeper-lib.sh
@@ -44,6 +45,7 @@ clientPortAddress=127.0.0.1
 admin.enableServer=false
 ${ZK_FORCE_SYNC:+forceSync=$ZK_FORCE_SYNC}
 ${ZK_RECONFIG_ENABLED:+reconfigEnabled=$ZK_RECONFIG_ENABLED}
+${ZK_EXTRA_CFG:-}
 $servers
 CFG
   zk_launch org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" "$dir/$i/zookeeper.log" "${ZK_HEAP:-256m}"

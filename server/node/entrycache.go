@@ -87,15 +87,22 @@ func (r *entryRing) append(ents []raftpb.Entry) {
 		r.ents = append(r.ents, e)
 		r.bytes += uint64(e.SizeUpperLimit())
 	}
-	// Keep the newest entryCacheBytes; copy when trimming so the dropped
-	// entries' data can be collected.
+	// Keep the newest entryCacheBytes. The dropped entries are zeroed, so
+	// their commands can be collected, and the slice moves past them
+	// without a copy: once the cache is full every save drops a few
+	// entries, and copying the whole suffix each time (about 100,000
+	// entries of a 32 MiB cache) cost the leader 800 MB of allocation a
+	// second and three quarters of its CPU under a write load. The
+	// backing array is copied only when append outgrows it, an amortised
+	// few entries per entry saved.
 	drop := 0
 	for drop < len(r.ents)-1 && r.bytes > entryCacheBytes {
 		r.bytes -= uint64(r.ents[drop].SizeUpperLimit())
 		drop++
 	}
 	if drop > 0 {
-		r.ents = append([]raftpb.Entry(nil), r.ents[drop:]...)
+		clear(r.ents[:drop])
+		r.ents = r.ents[drop:]
 	}
 }
 

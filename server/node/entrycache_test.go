@@ -2,6 +2,7 @@ package node
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/lni/dragonboat/v4/raftio"
@@ -85,5 +86,41 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 	}
 	if answered < 1000 {
 		t.Fatalf("the cache answered only %d of 5000 reads", answered)
+	}
+}
+
+// Once the cache is full every save drops its oldest entries; that must
+// not copy the cached suffix each time (it did: about 3 MB per save of a
+// small entry, most of a leader's CPU under a write load).
+func TestEntryCacheFullSaveIsCheap(t *testing.T) {
+	c := newEntryCache()
+	cmd := make([]byte, 1<<10)
+	ups := []raftpb.Update{{ShardID: 1, ReplicaID: 2, EntriesToSave: make([]raftpb.Entry, 1)}}
+	var index uint64
+	save := func() {
+		index++
+		ups[0].EntriesToSave[0] = raftpb.Entry{Index: index, Term: 1, Cmd: cmd}
+		c.saved(ups)
+	}
+	for index < 2*entryCacheBytes/uint64(len(cmd)) { // full, and trimming
+		save()
+	}
+	const saves = 2000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < saves; i++ {
+		save()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / saves; per > 16<<10 {
+		t.Fatalf("a save into a full cache allocated %d bytes, want a few entries' worth (under 16 KiB)", per)
+	}
+	key := raftio.NodeInfo{ShardID: 1, ReplicaID: 2}
+	got, _, ok := c.iterate(nil, 0, key, index, index+1, 0)
+	if !ok || len(got) != 1 || got[0].Index != index {
+		t.Fatalf("the newest entry %d is not served from the cache: %v %v", index, ok, got)
+	}
+	if b := c.rings[key].bytes; b > entryCacheBytes {
+		t.Fatalf("the cache holds %d bytes, over its %d", b, entryCacheBytes)
 	}
 }

@@ -41,7 +41,10 @@
 #                    so create comes last; W@1 runs workload W on one connection
 #                    with one request outstanding: the latency rows, e.g. "set@1 create@1";
 #                    W@N, N a multiple of 8, runs it with N outstanding in all,
-#                    8 connections × N/8, e.g. "set@64 create@64")
+#                    8 connections × N/8, e.g. "set@64 create@64"; W@CxO runs it on C
+#                    connections with O outstanding each, e.g. "get@4x16 set@4x16";
+#                    multiN is the multi workload with N setData per transaction,
+#                    e.g. "multi100 multi1000"; plain multi has 10)
 #   BENCH_DURATION   measured time per run (default 10s)
 #   BENCH_WARMUP     warm-up inside each run (default 2s)
 #   BENCH_PREWARM    an unmeasured mixed run against each system first (default 60s:
@@ -93,8 +96,12 @@ fi
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer"
 for w in $workloads; do
   if [[ "$w" == *@* ]]; then
-    [[ "${w#*@}" =~ ^[1-9][0-9]*$ ]] && { [ "${w#*@}" = 1 ] || [ $((${w#*@} % 8)) = 0 ]; } ||
-      die "BENCH_WORKLOADS: $w (W@1, or W@N with N a multiple of 8)"
+    [[ "${w#*@}" =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] ||
+      { [[ "${w#*@}" =~ ^[1-9][0-9]*$ ]] && { [ "${w#*@}" = 1 ] || [ $((${w#*@} % 8)) = 0 ]; }; } ||
+      die "BENCH_WORKLOADS: $w (W@1, W@N with N a multiple of 8, or W@CxO)"
+  fi
+  if [[ "${w%@*}" == multi* ]] && ! [[ "${w%@*}" =~ ^multi([1-9][0-9]*)?$ ]]; then
+    die "BENCH_WORKLOADS: $w (multiN: N setData per multi, N ≥ 1)"
   fi
 done
 case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be follower, leader or any" ;; esac
@@ -291,18 +298,22 @@ for n in $nodes_list; do
         addr=$zk_addr; [ "$sys" = zb ] && addr=$zb_addr
         log "$n node(s) $w run $r/$repeat: $([ "$sys" = zk ] && echo ZooKeeper || echo zkbridge)"
         keep=(); [ "${w%@*}" = create ] && keep=(--no-cleanup)
-        shape=()
+        shape=() workload=${w%@*}
+        if [[ "$workload" =~ ^multi([1-9][0-9]*)$ ]]; then
+          shape=(--multi-ops "${BASH_REMATCH[1]}") workload=multi
+        fi
         case $w in
         *@1)
-          shape=(--connections 1 --outstanding 1)
+          shape+=(--connections 1 --outstanding 1)
           addr=$(at1_addr "$addr")
           log "  one connection to $addr"
           ;;
-        *@*) shape=(--connections 8 --outstanding $((${w#*@} / 8))) ;;
+        *@*x*) cxo=${w#*@} && shape+=(--connections "${cxo%x*}" --outstanding "${cxo#*x}") ;;
+        *@*) shape+=(--connections 8 --outstanding $((${w#*@} / 8))) ;;
         esac
         pids=$zk_pids
         [ "$sys" = zb ] && pids=$(server_pids_zb)
-        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "${w%@*}" --duration "$duration" --warmup "$warmup" \
+        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$workload" --duration "$duration" --warmup "$warmup" \
           --server-pids "$pids" "${keep[@]}" "${shape[@]}" ||
           echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
       done
@@ -466,7 +477,7 @@ if [ -n "$nodes_list" ]; then
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
   echo "CPU, CPU wait, switches: summed over the server processes' threads (/proc/PID/task/*/schedstat) over the measured time, per op:"
   echo "  time on a CPU, time ready but waiting for one, and times put on one (wake-ups and preemptions)."
-  echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; W@N: 8 connections, N requests outstanding in all; the others: zkbridge bench's connections and outstanding."
+  echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; W@N: 8 connections, N requests outstanding in all; W@CxO: C connections × O; multiN: N setData per multi; the others: zkbridge bench's connections and outstanding."
 fi
 
 # The memory and restart table: one run per system.

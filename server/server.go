@@ -50,6 +50,8 @@ type Server struct {
 	zk     *zk.Server
 	native *native.Server // nil when off
 	admin  *admin.Server
+	// tenants are the other tenants this node serves (tenants.go).
+	tenants *tenantSet
 
 	stopOnce sync.Once
 }
@@ -63,6 +65,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log}
 	s.node = node.New(cfg, log)
 	s.zk = zk.New(cfg, s.node, log)
+	s.tenants = newTenantSet(s)
 	if cfg.NativeAddr != "" {
 		s.native = native.New(cfg, s.node, log)
 	}
@@ -137,6 +140,7 @@ func (s *Server) Open() error {
 		return err
 	}
 	s.zk.Serve()
+	s.tenants.start()
 	if s.native != nil {
 		s.native.Serve()
 	}
@@ -215,6 +219,7 @@ func (s *Server) Stop() {
 			s.native.Close()
 		}
 		s.zk.Close()
+		s.tenants.close() // before the NodeHost their replicas run on
 		s.node.Stop()
 		s.zk.Wait()
 		s.log.Info().Msg("zkbridge stopped")

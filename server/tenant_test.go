@@ -1,0 +1,313 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/server/node"
+)
+
+// freeTenantPort returns a port free on every one of hosts a moment ago:
+// a tenant's port is opened on each node's client host.
+func freeTenantPort(t *testing.T, hosts ...string) int {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		ln, err := net.Listen("tcp", hosts[0]+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ok := true
+		for _, h := range hosts[1:] {
+			other, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
+			if err != nil {
+				ok = false
+				break
+			}
+			other.Close()
+		}
+		ln.Close()
+		if ok {
+			return port
+		}
+	}
+	t.Fatal("no port free on every host")
+	return 0
+}
+
+// tenantHosts gives node i of a test cluster its own loopback address, so
+// that every node can open a tenant's port.
+func tenantHosts(n int) []string {
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("127.0.0.%d", i+1)
+	}
+	return hosts
+}
+
+func startTenantCluster(t *testing.T, n int) ([]*Server, []string) {
+	t.Helper()
+	hosts := tenantHosts(n)
+	servers := startClusterWith(t, n, 100*time.Millisecond, func(c *Config) {
+		c.ClientAddr = hosts[c.ReplicaID-1] + ":0"
+	})
+	return servers, hosts
+}
+
+func connectZK(t *testing.T, addr string) (*gozk.Conn, <-chan gozk.Event) {
+	t.Helper()
+	zc, ev, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zc.Close)
+	deadline := time.Now().Add(20 * time.Second)
+	for zc.State() != gozk.StateHasSession {
+		if time.Now().After(deadline) {
+			t.Fatalf("no session at %s (state %v)", addr, zc.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return zc, ev
+}
+
+// waitTenantServing waits until every server serves tenant name at
+// host:port and a client can open a session there.
+func waitTenantServing(t *testing.T, servers []*Server, hosts []string, name string, port int) {
+	t.Helper()
+	for i, s := range servers {
+		want := net.JoinHostPort(hosts[i], strconv.Itoa(port))
+		eventually(t, 30*time.Second, fmt.Sprintf("node %d serving tenant %s at %s", i+1, name, want), func() bool {
+			return s.TenantAddr(name) == want && s.Tenant(name).Serving()
+		})
+	}
+}
+
+// tenantLeader returns the index of the server leading a tenant's shard.
+func tenantLeader(t *testing.T, servers []*Server, name string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, s := range servers {
+			if n := s.Tenant(name); n != nil && n.IsLeader() {
+				return i
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no leader of tenant %s", name)
+	return -1
+}
+
+func TestTenantsAreIsolatedAndServedOnEveryNode(t *testing.T) {
+	servers, hosts := startTenantCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	portA := freeTenantPort(t, hosts...)
+	portB := freeTenantPort(t, hosts...)
+	// Created through a follower: the registry is proposed like any write.
+	via := servers[(leaderOf(t, servers)+1)%3]
+	a, err := via.CreateTenant(ctx, TenantRequest{Name: "alpha", Port: portA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Shard < 2 || len(a.Replicas) != 3 {
+		t.Fatalf("tenant alpha: %+v; want a shard of its own on all three nodes", a)
+	}
+	if _, err := via.CreateTenant(ctx, TenantRequest{Name: "beta", Port: portB}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := via.CreateTenant(ctx, TenantRequest{Name: "alpha", Port: portA + 1}); !errors.Is(err, node.ErrTenantExists) {
+		t.Fatalf("second create of alpha: %v; want ErrTenantExists", err)
+	}
+	if _, err := via.CreateTenant(ctx, TenantRequest{Name: "gamma", Port: portA}); !errors.Is(err, node.ErrTenantConflict) {
+		t.Fatalf("create on alpha's port: %v; want ErrTenantConflict", err)
+	}
+	waitTenantServing(t, servers, hosts, "alpha", portA)
+	waitTenantServing(t, servers, hosts, "beta", portB)
+
+	// One client of each tenant, on different nodes, one of the default.
+	ca, evA := connectZK(t, servers[0].TenantAddr("alpha"))
+	cb, _ := connectZK(t, servers[2].TenantAddr("beta"))
+	cd, _ := connectZK(t, servers[1].ClientAddr())
+	acl := gozk.WorldACL(gozk.PermAll)
+
+	// Data: the same path, each tenant its own value; the default sees neither.
+	for _, c := range []struct {
+		zc   *gozk.Conn
+		data string
+	}{{ca, "A"}, {cb, "B"}} {
+		if _, err := c.zc.Create("/same", []byte(c.data), 0, acl); err != nil {
+			t.Fatalf("create /same (%s): %v", c.data, err)
+		}
+	}
+	if got, _, err := ca.Get("/same"); err != nil || string(got) != "A" {
+		t.Fatalf("alpha's /same = %q, %v", got, err)
+	}
+	if got, _, err := cb.Get("/same"); err != nil || string(got) != "B" {
+		t.Fatalf("beta's /same = %q, %v", got, err)
+	}
+	if ok, _, err := cd.Exists("/same"); err != nil || ok {
+		t.Fatalf("the default tenant sees /same: %v %v", ok, err)
+	}
+	// A tenant's zxids are its own: writes in alpha do not move beta's.
+	_, before, _ := cb.Get("/same")
+	for i := range 20 {
+		if _, err := ca.Create(fmt.Sprintf("/same-%d", i), nil, 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := cb.Create("/after", nil, 0, acl)
+	if err != nil {
+		t.Fatal(p, err)
+	}
+	if _, after, _ := cb.Get("/after"); after.Czxid != before.Czxid+1 {
+		t.Fatalf("beta's next write has zxid %d after %d: another tenant's writes consumed its zxids", after.Czxid, before.Czxid)
+	}
+
+	// Sequential counters are per tenant.
+	for _, zc := range []*gozk.Conn{ca, cb} {
+		p, err := zc.Create("/same/seq-", nil, gozk.FlagSequence, acl)
+		if err != nil || p != "/same/seq-0000000000" {
+			t.Fatalf("first sequential child %q, %v; want each tenant's counter at 0", p, err)
+		}
+	}
+
+	// Watches: a change in beta does not fire alpha's watch; one in alpha does.
+	_, _, wa, err := ca.GetW("/same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Set("/same", []byte("B2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-wa:
+		t.Fatalf("alpha's watch fired on beta's change: %+v", ev)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := ca.Set("/same", []byte("A2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-wa:
+		if ev.Type != gozk.EventNodeDataChanged || ev.Path != "/same" {
+			t.Fatalf("alpha's watch: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("alpha's watch did not fire on alpha's change")
+	}
+
+	// Ephemerals and sessions: dump on a tenant's port lists its own.
+	if _, err := ca.Create("/eph-a", nil, gozk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Create("/eph-b", nil, gozk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	// dump lists ephemerals on the tenant's leader, as ZooKeeper's.
+	dumpA := fourLetterWord(t, servers[tenantLeader(t, servers, "alpha")].TenantAddr("alpha"), "dump")
+	dumpB := fourLetterWord(t, servers[tenantLeader(t, servers, "beta")].TenantAddr("beta"), "dump")
+	sidA, sidB := "0x"+strconv.FormatInt(ca.SessionID(), 16), "0x"+strconv.FormatInt(cb.SessionID(), 16)
+	if !strings.Contains(dumpA, "/eph-a") || strings.Contains(dumpA, "/eph-b") || !strings.Contains(dumpA, sidA) {
+		t.Fatalf("alpha's dump does not list exactly its own ephemerals:\n%s", dumpA)
+	}
+	if !strings.Contains(dumpB, "/eph-b") || strings.Contains(dumpB, "/eph-a") || !strings.Contains(dumpB, sidB) {
+		t.Fatalf("beta's dump does not list exactly its own ephemerals:\n%s", dumpB)
+	}
+	// A session id of one tenant means nothing in another.
+	if n := servers[0].Tenant("beta").SessionCount(); n != 1 {
+		t.Fatalf("beta tracks %d sessions, want its one", n)
+	}
+	// srvr on a tenant's port answers for that tenant.
+	if out := fourLetterWord(t, servers[0].TenantAddr("alpha"), "srvr"); !strings.Contains(out, "Node count:") {
+		t.Fatalf("srvr on alpha's port:\n%s", out)
+	}
+	_ = evA
+
+	// Delete refuses while sessions are open, then removes the data on
+	// every node when forced.
+	if err := servers[0].DeleteTenant(ctx, "alpha", false); !errors.Is(err, ErrTenantBusy) {
+		t.Fatalf("delete of alpha with a session open: %v; want ErrTenantBusy", err)
+	}
+	if err := servers[0].DeleteTenant(ctx, "alpha", true); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range servers {
+		eventually(t, 30*time.Second, fmt.Sprintf("node %d dropping alpha", i+1), func() bool {
+			return s.TenantAddr("alpha") == ""
+		})
+		dir := node.TenantDir(s.Config().DataDir, a.Shard)
+		eventually(t, 30*time.Second, fmt.Sprintf("node %d removing alpha's data", i+1), func() bool {
+			_, err := os.Stat(dir)
+			return os.IsNotExist(err) && !s.Node().HostsShardData(a.Shard)
+		})
+	}
+	// Beta still serves.
+	if got, _, err := cb.Get("/same"); err != nil || string(got) != "B2" {
+		t.Fatalf("beta after alpha's delete: %q, %v", got, err)
+	}
+	list, err := servers[1].Tenants()
+	if err != nil || len(list) != 1 || list[0].Name != "beta" || !list[0].Hosted || list[0].Sessions != 1 {
+		t.Fatalf("tenant list after the delete: %+v, %v", list, err)
+	}
+}
+
+func TestTenantRegistrySurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	peer := freeAddr(t)
+	port := freeTenantPort(t, "127.0.0.1")
+	cfg := Config{DataDir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: peer, AdminDisabled: true, FourLetterWords: []string{"*"}}
+	start := func() *Server {
+		s, err := New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := start()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "kept", Port: port}); err != nil {
+		s.Stop()
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "kept", port)
+	zc, _ := connectZK(t, s.TenantAddr("kept"))
+	if _, err := zc.Create("/kept", []byte("v"), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	zc.Close()
+	s.Stop()
+
+	s = start()
+	defer s.Stop()
+	// The tenant is back before the node says it listens.
+	if s.TenantAddr("kept") == "" {
+		t.Fatal("the tenant is not served right after the restart")
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "kept", port)
+	zc, _ = connectZK(t, s.TenantAddr("kept"))
+	if got, _, err := zc.Get("/kept"); err != nil || string(got) != "v" {
+		t.Fatalf("/kept after the restart: %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tenants")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,425 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/server/node"
+	"github.com/zkbridge/zkbridge/server/zk"
+	"github.com/zkbridge/zkbridge/sm"
+)
+
+// tenantSet keeps this node's tenants in step with the registry: every
+// tenant the registry places here gets its replica (a node.Node over its
+// shard) and its ZooKeeper door (listeners on the tenant's ports, its own
+// watches, sessions and four-letter words); a tenant the registry dropped
+// is stopped and its data removed. It reconciles when an applied entry
+// changed the registry, and every few seconds.
+type tenantSet struct {
+	s   *Server
+	log zerolog.Logger
+
+	mu      sync.Mutex
+	running map[string]*tenant
+
+	kick chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// tenant is one tenant served by this node.
+type tenant struct {
+	spec sm.Tenant
+	node *node.Node
+	door *zk.Server
+
+	// The request rate, sampled at each reconcile.
+	rateMu    sync.Mutex
+	lastCount int64
+	lastAt    time.Time
+	opsPerSec float64
+}
+
+// sample updates the tenant's request rate.
+func (t *tenant) sample(now time.Time) {
+	t.rateMu.Lock()
+	defer t.rateMu.Unlock()
+	n := t.door.Requests()
+	if !t.lastAt.IsZero() && now.After(t.lastAt) && n >= t.lastCount {
+		t.opsPerSec = float64(n-t.lastCount) / now.Sub(t.lastAt).Seconds()
+	}
+	t.lastCount, t.lastAt = n, now
+}
+
+func (t *tenant) rate() float64 {
+	t.rateMu.Lock()
+	defer t.rateMu.Unlock()
+	return t.opsPerSec
+}
+
+// reconcileEvery is how often the set re-reads the registry without being
+// told (a missed kick, a listener that failed to bind and may now).
+const reconcileEvery = 2 * time.Second
+
+func newTenantSet(s *Server) *tenantSet {
+	ts := &tenantSet{s: s, log: s.log.With().Str("component", "tenants").Logger(),
+		running: map[string]*tenant{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	s.node.Subscribe(node.Hooks{Applied: func(results []*sm.Result) {
+		for _, r := range results {
+			if r.TenantsChanged {
+				ts.poke()
+				return
+			}
+		}
+	}})
+	return ts
+}
+
+func (ts *tenantSet) poke() {
+	select {
+	case ts.kick <- struct{}{}:
+	default:
+	}
+}
+
+// start reconciles once (the tenants this node hosted before a restart
+// come back before it says it listens) and then keeps reconciling.
+func (ts *tenantSet) start() {
+	ts.reconcile()
+	ts.wg.Add(1)
+	go func() {
+		defer ts.wg.Done()
+		t := time.NewTicker(reconcileEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ts.stop:
+				return
+			case <-ts.kick:
+			case <-t.C:
+			}
+			ts.reconcile()
+		}
+	}()
+}
+
+// close stops every tenant's door and replica (their data stays).
+func (ts *tenantSet) close() {
+	close(ts.stop)
+	ts.wg.Wait()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for name, t := range ts.running {
+		t.shutdown()
+		delete(ts.running, name)
+	}
+}
+
+func (t *tenant) shutdown() {
+	t.door.Close()
+	t.node.Stop()
+	t.door.Wait()
+}
+
+// reconcile starts what the registry places here and is not running, and
+// stops (removing its data) what runs and the registry no longer has.
+func (ts *tenantSet) reconcile() {
+	list, err := ts.s.node.Tenants()
+	if err != nil {
+		ts.log.Warn().Err(err).Msg("read the tenant registry")
+		return
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	want := map[string]sm.Tenant{}
+	for _, spec := range list {
+		if slices.Contains(spec.Replicas, ts.s.cfg.ReplicaID) {
+			want[spec.Name] = spec
+		}
+	}
+	now := time.Now()
+	for name, t := range ts.running {
+		t.sample(now)
+		spec, ok := want[name]
+		if ok && spec.Shard == t.spec.Shard {
+			if spec.Port != t.spec.Port || spec.SecurePort != t.spec.SecurePort {
+				// New ports: a new door on the same replica.
+				ts.log.Info().Str("tenant", name).Int("port", spec.Port).Msg("tenant ports changed: reopening its listeners")
+				t.door.Close()
+				t.door.Wait()
+				ts.openDoorLocked(t, spec)
+			}
+			t.spec = spec
+			continue
+		}
+		ts.log.Info().Str("tenant", name).Uint64("shard", t.spec.Shard).Msg("tenant deleted: stopping its replica and removing its data")
+		t.shutdown()
+		delete(ts.running, name)
+		if err := ts.s.node.RemoveTenantData(context.Background(), t.spec.Shard); err != nil {
+			ts.log.Error().Err(err).Str("tenant", name).Msg("remove the deleted tenant's data")
+		}
+	}
+	for name, spec := range want {
+		if _, ok := ts.running[name]; ok {
+			continue
+		}
+		if err := ts.startLocked(spec); err != nil {
+			ts.log.Error().Err(err).Str("tenant", name).Msg("start tenant (will retry)")
+		}
+	}
+	ts.removeOrphansLocked(list)
+}
+
+// startLocked starts a tenant's replica and opens its door.
+func (ts *tenantSet) startLocked(spec sm.Tenant) error {
+	members, err := ts.s.node.TenantMembers(spec)
+	if err != nil {
+		return err
+	}
+	n := ts.s.node.NewTenant(node.TenantSpec{Name: spec.Name, Shard: spec.Shard, Members: members})
+	t := &tenant{spec: spec, node: n}
+	cfg, err := ts.doorConfig(spec)
+	if err != nil {
+		return err
+	}
+	// The door subscribes to the node before it starts (zk.New).
+	t.door = zk.New(cfg, n, n.Logger())
+	if err := t.door.Listen(); err != nil {
+		return err
+	}
+	if err := n.Start(node.Addresses{Client: t.door.Addr()}); err != nil {
+		t.door.Close()
+		return err
+	}
+	t.door.Serve()
+	ts.running[spec.Name] = t
+	ts.log.Info().Str("tenant", spec.Name).Uint64("shard", spec.Shard).Str("client_addr", t.door.Addr()).
+		Uints64("replicas", spec.Replicas).Msg("tenant serving")
+	return nil
+}
+
+// openDoorLocked replaces a running tenant's door (new ports).
+func (ts *tenantSet) openDoorLocked(t *tenant, spec sm.Tenant) {
+	cfg, err := ts.doorConfig(spec)
+	if err == nil {
+		d := zk.New(cfg, t.node, t.node.Logger())
+		if err = d.Listen(); err == nil {
+			d.Serve()
+			t.door = d
+			return
+		}
+	}
+	ts.log.Error().Err(err).Str("tenant", spec.Name).Msg("reopen the tenant's listeners")
+}
+
+// doorConfig is the node's configuration with the tenant's client ports,
+// on the host the node's own client port is bound to.
+func (ts *tenantSet) doorConfig(spec sm.Tenant) (Config, error) {
+	cfg := ts.s.cfg
+	host, _, err := net.SplitHostPort(ts.s.zk.Addr())
+	if err != nil {
+		return cfg, fmt.Errorf("tenant %s: client address: %w", spec.Name, err)
+	}
+	cfg.DataDir = node.TenantDir(ts.s.cfg.DataDir, spec.Shard)
+	// A tenant without a plain port still needs the door's main listener:
+	// an ephemeral port, which the registry does not advertise.
+	cfg.ClientAddr = net.JoinHostPort(host, strconv.Itoa(spec.Port))
+	cfg.TLS.SecureClientAddr = ""
+	if spec.SecurePort != 0 {
+		if !cfg.TLS.ClientTLSEnabled() {
+			return cfg, fmt.Errorf("tenant %s has a secure port, but this node has no client TLS configured (ssl.keyStore.*)", spec.Name)
+		}
+		cfg.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(spec.SecurePort))
+	}
+	if spec.Port == 0 {
+		cfg.TLS.ClientPortTLS = cfg.TLS.ClientTLSEnabled()
+	}
+	return cfg, nil
+}
+
+// removeOrphansLocked removes tenant state directories of shards neither
+// running here nor placed here by the registry: a tenant deleted (or moved
+// away) while this node was down. Only once the node serves, so that the
+// registry it reads is current.
+func (ts *tenantSet) removeOrphansLocked(list []sm.Tenant) {
+	if !ts.s.node.Serving() {
+		return
+	}
+	keep := map[uint64]bool{}
+	for _, t := range list {
+		if slices.Contains(t.Replicas, ts.s.cfg.ReplicaID) {
+			keep[t.Shard] = true
+		}
+	}
+	dir := filepath.Join(ts.s.cfg.DataDir, "tenants")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // none yet
+	}
+	for _, e := range entries {
+		shard, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil || keep[shard] {
+			continue
+		}
+		ts.log.Info().Uint64("shard", shard).Msg("removing the data of a tenant this node no longer hosts")
+		if err := ts.s.node.RemoveTenantData(context.Background(), shard); err != nil {
+			ts.log.Error().Err(err).Uint64("shard", shard).Msg("remove an old tenant's data")
+		}
+	}
+}
+
+// get returns a running tenant.
+func (ts *tenantSet) get(name string) *tenant {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.running[name]
+}
+
+// TenantInfo is one tenant as `tenant list` shows it: the registry entry
+// and, where this node hosts it, its live figures.
+type TenantInfo struct {
+	Name         string   `json:"name"`
+	Shard        uint64   `json:"shard"`
+	Port         int      `json:"port,omitempty"`
+	SecurePort   int      `json:"secure_port,omitempty"`
+	Replicas     []uint64 `json:"replicas"`
+	Identities   []string `json:"identities,omitempty"`
+	MaxZnodes    int64    `json:"max_znodes,omitempty"`
+	MaxBytes     int64    `json:"max_bytes,omitempty"`
+	MaxSessions  int64    `json:"max_sessions,omitempty"`
+	MaxOpsPerSec int64    `json:"max_ops_per_sec,omitempty"`
+	// Live figures of this node's replica (absent when it hosts none).
+	Hosted      bool    `json:"hosted"`
+	Leader      uint64  `json:"leader,omitempty"`
+	Znodes      int64   `json:"znodes,omitempty"`
+	Sessions    int     `json:"sessions,omitempty"`
+	Connections int     `json:"connections,omitempty"`
+	OpsPerSec   float64 `json:"ops_per_sec,omitempty"`
+	ClientAddr  string  `json:"client_addr,omitempty"`
+}
+
+// TenantRequest is a create or update of a tenant.
+type TenantRequest struct {
+	Name         string   `json:"name"`
+	Port         int      `json:"port,omitempty"`
+	SecurePort   int      `json:"secure_port,omitempty"`
+	Replicas     int      `json:"replicas,omitempty"`
+	Identities   []string `json:"identities,omitempty"`
+	MaxZnodes    int64    `json:"max_znodes,omitempty"`
+	MaxBytes     int64    `json:"max_bytes,omitempty"`
+	MaxSessions  int64    `json:"max_sessions,omitempty"`
+	MaxOpsPerSec int64    `json:"max_ops_per_sec,omitempty"`
+}
+
+// ErrTenantBusy: delete of a tenant with open sessions, without force.
+var ErrTenantBusy = errors.New("the tenant has open sessions (use --force to delete it anyway)")
+
+func (s *Server) tenantInfo(t sm.Tenant) TenantInfo {
+	info := TenantInfo{Name: t.Name, Shard: t.Shard, Port: t.Port, SecurePort: t.SecurePort, Replicas: t.Replicas,
+		Identities: t.Identities, MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
+	if info.Replicas == nil {
+		info.Replicas = []uint64{}
+	}
+	if run := s.tenants.get(t.Name); run != nil {
+		info.Hosted = true
+		st := run.node.Raft()
+		info.Leader = st.LeaderID
+		info.Znodes = run.node.TreeStats().Nodes
+		info.Sessions = run.node.SessionCount()
+		info.Connections = run.door.Connections()
+		info.OpsPerSec = run.rate()
+		info.ClientAddr = run.door.Addr()
+	}
+	return info
+}
+
+// Tenants lists every tenant: the registry, with this node's figures.
+func (s *Server) Tenants() ([]TenantInfo, error) {
+	list, err := s.node.Tenants()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TenantInfo, 0, len(list))
+	for _, t := range list {
+		out = append(out, s.tenantInfo(t))
+	}
+	return out, nil
+}
+
+// CreateTenant registers a tenant; every node it is placed on starts
+// serving it as soon as it applies the entry.
+func (s *Server) CreateTenant(ctx context.Context, req TenantRequest) (TenantInfo, error) {
+	t, err := s.node.PutTenant(ctx, true, req.tenant(), req.Replicas)
+	if err != nil {
+		return TenantInfo{}, err
+	}
+	s.tenants.poke()
+	return s.tenantInfo(t), nil
+}
+
+// UpdateTenant changes a tenant's ports, identities and limits (its shard
+// and placement stay).
+func (s *Server) UpdateTenant(ctx context.Context, req TenantRequest) (TenantInfo, error) {
+	t, err := s.node.PutTenant(ctx, false, req.tenant(), 0)
+	if err != nil {
+		return TenantInfo{}, err
+	}
+	s.tenants.poke()
+	return s.tenantInfo(t), nil
+}
+
+// DeleteTenant removes a tenant; with open sessions only when force. Every
+// node hosting it stops it and removes its data.
+func (s *Server) DeleteTenant(ctx context.Context, name string, force bool) error {
+	if !force {
+		t, err := s.node.LookupTenant(name)
+		if err != nil {
+			return err
+		}
+		run := s.tenants.get(t.Name)
+		if run == nil {
+			return fmt.Errorf("tenant %s: this node does not host it, so it cannot count its sessions: ask a node hosting it (replicas %v), or use --force", name, t.Replicas)
+		}
+		if n := run.node.SessionCount(); n > 0 {
+			return fmt.Errorf("tenant %s: %d sessions: %w", name, n, ErrTenantBusy)
+		}
+	}
+	if err := s.node.DeleteTenant(ctx, name); err != nil {
+		return err
+	}
+	s.tenants.poke()
+	return nil
+}
+
+func (r TenantRequest) tenant() sm.Tenant {
+	return sm.Tenant{Name: r.Name, Port: r.Port, SecurePort: r.SecurePort, Identities: r.Identities,
+		MaxZnodes: r.MaxZnodes, MaxBytes: r.MaxBytes, MaxSessions: r.MaxSessions, MaxOpsPerSec: r.MaxOpsPerSec}
+}
+
+// Tenant returns the replica of a tenant this node runs (nil if none), for
+// tests and tools that work through a tenant's node.
+func (s *Server) Tenant(name string) *node.Node {
+	if t := s.tenants.get(name); t != nil {
+		return t.node
+	}
+	return nil
+}
+
+// TenantAddr is the client address of a tenant's door on this node ("" if
+// it does not serve it).
+func (s *Server) TenantAddr(name string) string {
+	if t := s.tenants.get(name); t != nil {
+		return t.door.Addr()
+	}
+	return ""
+}

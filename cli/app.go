@@ -24,6 +24,7 @@ func NewApp(out, errOut io.Writer) *ucli.App {
 		Commands: []*ucli.Command{
 			serverCommand(),
 			raftCommand(),
+			tenantCommand(),
 			benchCommand(),
 			nativeCommand(),
 			cutoverCommand(),

@@ -77,6 +77,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 			console.Bridge = s.native.Activity
 		}
 		s.admin.EnableConsole(console)
+		s.admin.SetTenants(tenantAdmin{s})
 		s.node.SetProgressSource(admin.FetchProgress)
 	}
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/admin"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/sm"
@@ -422,4 +424,60 @@ func (s *Server) TenantAddr(name string) string {
 		return t.door.Addr()
 	}
 	return ""
+}
+
+// tenantAdmin adapts the server's tenant operations to the admin door.
+type tenantAdmin struct{ s *Server }
+
+func (a tenantAdmin) ListTenants() (any, error) { return a.s.Tenants() }
+
+func (a tenantAdmin) PutTenant(ctx context.Context, create bool, f admin.TenantForm) (any, error) {
+	req := TenantRequest{Name: f.Name, Port: f.Port, SecurePort: f.SecurePort, Replicas: f.Replicas, Identities: f.Identities,
+		MaxZnodes: f.MaxZnodes, MaxBytes: f.MaxBytes, MaxSessions: f.MaxSessions, MaxOpsPerSec: f.MaxOpsPerSec}
+	if create {
+		return a.s.CreateTenant(ctx, req)
+	}
+	// An update changes the fields given and keeps the others.
+	old, err := a.s.node.LookupTenant(f.Name)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(field string, cur *int64, was int64) {
+		if !f.Given[field] {
+			*cur = was
+		}
+	}
+	keep("max_znodes", &req.MaxZnodes, old.MaxZnodes)
+	keep("max_bytes", &req.MaxBytes, old.MaxBytes)
+	keep("max_sessions", &req.MaxSessions, old.MaxSessions)
+	keep("max_ops_per_sec", &req.MaxOpsPerSec, old.MaxOpsPerSec)
+	if !f.Given["port"] {
+		req.Port = old.Port
+	}
+	if !f.Given["secure_port"] {
+		req.SecurePort = old.SecurePort
+	}
+	if !f.Given["identity"] {
+		req.Identities = old.Identities
+	}
+	return a.s.UpdateTenant(ctx, req)
+}
+
+func (a tenantAdmin) RemoveTenant(ctx context.Context, name string, force bool) error {
+	return a.s.DeleteTenant(ctx, name, force)
+}
+
+func (tenantAdmin) TenantStatus(err error) int { return TenantHTTPStatus(err) }
+
+// TenantHTTPStatus is the HTTP status of a tenant operation's error.
+func TenantHTTPStatus(err error) int {
+	switch {
+	case errors.Is(err, node.ErrNoTenant):
+		return http.StatusNotFound
+	case errors.Is(err, node.ErrTenantExists), errors.Is(err, ErrTenantBusy):
+		return http.StatusConflict
+	case errors.Is(err, node.ErrTenantConflict), admin.IsBadForm(err):
+		return http.StatusBadRequest
+	}
+	return http.StatusServiceUnavailable
 }

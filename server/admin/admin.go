@@ -74,6 +74,8 @@ type Server struct {
 	// peerTLS, when set, is how the console dials other nodes' admin
 	// ports (HTTPS, admin.forceHttps).
 	peerTLS func(addr string) *tls.Config
+	// tenants serves /tenants when set (tenants.go).
+	tenants Tenants
 }
 
 // PeerTLS makes the console reach other nodes' admin ports over HTTPS with
@@ -164,6 +166,7 @@ func (a *Server) handler() http.Handler {
 		writeJSON(w, http.StatusOK, out)
 	})
 	a.raftHandlers(mux)
+	a.tenantHandlers(mux)
 	if a.consoleOpts != nil {
 		o := a.consoleOpts
 		opts := console.Options{Node: a.node, Doors: a.cmds, Bridge: o.Bridge, Users: o.Users, Writes: o.Writes,

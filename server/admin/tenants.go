@@ -1,0 +1,146 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tenants is the tenant registry as the admin endpoint serves it under
+// /tenants (server.Server implements it): the list with this node's
+// figures, and create, update and delete, which go through the registry
+// from any node.
+type Tenants interface {
+	ListTenants() (any, error)
+	// PutTenant creates (create) or updates the tenant the form describes.
+	PutTenant(ctx context.Context, create bool, form TenantForm) (any, error)
+	RemoveTenant(ctx context.Context, name string, force bool) error
+	// TenantStatus maps an error to an HTTP status (404 unknown tenant,
+	// 409 exists or busy, 400 bad settings).
+	TenantStatus(err error) int
+}
+
+// TenantForm is a create or update as posted: name, port, secure_port,
+// replicas, identity (repeated), max_znodes, max_bytes, max_sessions,
+// max_ops_per_sec.
+type TenantForm struct {
+	Name                                           string
+	Port, SecurePort, Replicas                     int
+	Identities                                     []string
+	MaxZnodes, MaxBytes, MaxSessions, MaxOpsPerSec int64
+	// Given names the fields the form had (an update changes only those).
+	Given map[string]bool
+}
+
+// SetTenants serves the tenant registry under /tenants (call before Serve).
+func (a *Server) SetTenants(t Tenants) { a.tenants = t }
+
+func (a *Server) tenantHandlers(mux *http.ServeMux) {
+	if a.tenants == nil {
+		return
+	}
+	fail := func(w http.ResponseWriter, code int, err error) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	}
+	ok := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("/tenants", func(w http.ResponseWriter, r *http.Request) {
+		list, err := a.tenants.ListTenants()
+		if err != nil {
+			fail(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		ok(w, list)
+	})
+	post := func(path string, f func(ctx context.Context, r *http.Request) (any, error)) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "use POST", http.StatusMethodNotAllowed)
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+			defer cancel()
+			v, err := f(ctx, r)
+			if err != nil {
+				fail(w, a.tenants.TenantStatus(err), err)
+				return
+			}
+			ok(w, v)
+		})
+	}
+	put := func(create bool) func(ctx context.Context, r *http.Request) (any, error) {
+		return func(ctx context.Context, r *http.Request) (any, error) {
+			form, err := parseTenantForm(r)
+			if err != nil {
+				return nil, err
+			}
+			return a.tenants.PutTenant(ctx, create, form)
+		}
+	}
+	post("/tenants/create", put(true))
+	post("/tenants/update", put(false))
+	post("/tenants/delete", func(ctx context.Context, r *http.Request) (any, error) {
+		force, _ := strconv.ParseBool(r.FormValue("force"))
+		if err := a.tenants.RemoveTenant(ctx, r.FormValue("name"), force); err != nil {
+			return nil, err
+		}
+		return map[string]string{"result": "ok"}, nil
+	})
+}
+
+// badForm is a form value that is not a number.
+type badForm struct{ field, value string }
+
+func (e badForm) Error() string { return e.field + "=" + strconv.Quote(e.value) + " is not a number" }
+
+func parseTenantForm(r *http.Request) (TenantForm, error) {
+	if err := r.ParseForm(); err != nil {
+		return TenantForm{}, err
+	}
+	f := TenantForm{Name: r.FormValue("name"), Given: map[string]bool{}}
+	for k := range r.Form {
+		f.Given[k] = true
+	}
+	num := func(field string) (int64, error) {
+		v := strings.TrimSpace(r.FormValue(field))
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, badForm{field, v}
+		}
+		return n, nil
+	}
+	var err error
+	var port, secure, replicas int64
+	for _, x := range []struct {
+		field string
+		to    *int64
+	}{{"port", &port}, {"secure_port", &secure}, {"replicas", &replicas}, {"max_znodes", &f.MaxZnodes},
+		{"max_bytes", &f.MaxBytes}, {"max_sessions", &f.MaxSessions}, {"max_ops_per_sec", &f.MaxOpsPerSec}} {
+		if *x.to, err = num(x.field); err != nil {
+			return f, err
+		}
+	}
+	f.Port, f.SecurePort, f.Replicas = int(port), int(secure), int(replicas)
+	for _, id := range r.Form["identity"] {
+		if id = strings.TrimSpace(id); id != "" {
+			f.Identities = append(f.Identities, id)
+		}
+	}
+	return f, nil
+}
+
+// IsBadForm reports whether err is a malformed form value (HTTP 400).
+func IsBadForm(err error) bool {
+	_, ok := err.(badForm)
+	return ok
+}

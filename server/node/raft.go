@@ -553,6 +553,29 @@ func retrySafe(cmd *sm.Command) bool {
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
 func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
+	wait := proposalRetryAfter
+	if !retry {
+		wait = abandon
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	// Nearly every proposal has one attempt and its result comes before
+	// anything else happens: wait for it here, without the watcher
+	// goroutine and channel below (one goroutine hand-off less per write,
+	// issue 36). Anything else hands the first attempt to the general
+	// path, which has not read its result yet.
+	select {
+	case res := <-first.ResultC():
+		first.Release()
+		if res.Completed() {
+			return res, nil
+		}
+		return res, fmt.Errorf("proposal %s", requestOutcome(res))
+	case <-changed:
+	case <-timer.C:
+		// Fire again at once: the loop below retries or gives up.
+		timer.Reset(0)
+	}
 	// Every attempt delivers exactly one result (dragonboat times requests
 	// out), into a buffer large enough that none blocks after we return.
 	results := make(chan dragonboat.RequestResult, maxProposalAttempts)
@@ -567,12 +590,6 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 		}()
 	}
 	watch(first)
-	wait := proposalRetryAfter
-	if !retry {
-		wait = abandon
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	for {
 		select {
 		case res := <-results:

@@ -19,6 +19,7 @@ import (
 	compattests "github.com/zkbridge/zkbridge/compat-tests"
 	"github.com/zkbridge/zkbridge/server/node/logfs"
 	"github.com/zkbridge/zkbridge/server/node/peernet"
+	"github.com/zkbridge/zkbridge/wallclock"
 )
 
 // Cluster is a system under test: node i is 0-based.
@@ -129,6 +130,7 @@ type procNode struct {
 	peers                       string
 	faultFile                   string
 	fsyncDelayFile              string
+	clockFile                   string // wallclock's offset (SkewClock)
 	cmd                         *exec.Cmd
 	exited                      chan struct{}
 	paused                      bool
@@ -154,7 +156,8 @@ func StartZkbridge(bin, dir string, n int, election time.Duration) (*Zkbridge, e
 			admin:          fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
 			native:         fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),
 			faultFile:      filepath.Join(dir, fmt.Sprintf("node%d.cut", i+1)),
-			fsyncDelayFile: filepath.Join(dir, fmt.Sprintf("node%d.fsync-delay", i+1))}
+			fsyncDelayFile: filepath.Join(dir, fmt.Sprintf("node%d.fsync-delay", i+1)),
+			clockFile:      filepath.Join(dir, fmt.Sprintf("node%d.clock", i+1))}
 		z.nodes = append(z.nodes, nd)
 		peers = append(peers, fmt.Sprintf("%d=%s", nd.id, nd.peer))
 	}
@@ -219,12 +222,16 @@ func (z *Zkbridge) start(i int) error {
 	}
 	args := []string{"server", "--data-dir", data, "--client-addr", nd.client, "--peer-addr", nd.peer,
 		"--admin-addr", nd.admin, "--native-addr", nd.native, "--replica-id", fmt.Sprint(nd.id),
-		"--peers", nd.peers, "--4lw", "*", "--log-format", "json"}
+		"--peers", nd.peers, "--4lw", "*", "--log-format", "json",
+		// TTL nodes are reaped every second, as in the compat suite, so the
+		// ttl workload sees them go within seconds.
+		"--reaper-interval", "1s"}
 	if z.election > 0 {
 		args = append(args, "--election-timeout", z.election.String())
 	}
 	cmd := exec.Command(z.bin, args...)
-	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile, logfs.SyncDelayFileEnv+"="+nd.fsyncDelayFile)
+	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile, logfs.SyncDelayFileEnv+"="+nd.fsyncDelayFile,
+		wallclock.OffsetFileEnv+"="+nd.clockFile)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -311,6 +318,12 @@ func (z *Zkbridge) Pause(i int) error {
 func (z *Zkbridge) Resume(i int) error {
 	z.nodes[i].paused = false
 	return z.signal(i, syscall.SIGCONT)
+}
+
+// SkewClock sets node i's wall clock d away from the host's (0: back in
+// step): a jump of its clock, seen by its stamps within 20 ms.
+func (z *Zkbridge) SkewClock(i int, d time.Duration) error {
+	return os.WriteFile(z.nodes[i].clockFile, []byte(d.String()), 0o640)
 }
 
 // CutLinks cuts each given pair of nodes (0-based) both ways; the other

@@ -115,7 +115,7 @@ func TestFaultsShort(t *testing.T) {
 					t.Errorf("zkbridge %s: the node with the full disk never logged that its disk was full", n.Name)
 				}
 			}
-			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk {
+			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk && !n.NeedsClock {
 				zc, err := StartZooKeeper(3)
 				if err != nil {
 					t.Fatal(err)

@@ -101,11 +101,12 @@ func (h *History) WriteGap(from, to time.Time) time.Duration {
 // ClientStall is the longest time one client waited between two of its
 // acknowledged operations (or from from / to to) within [from, to]. The
 // sessions workload's clients are left out: each of their rounds waits for
-// a session to close and its watch to fire by design.
+// a session to close and its watch to fire by design; so are the ttl
+// workload's, each held to one node.
 func (h *History) ClientStall(from, to time.Time) time.Duration {
 	by := map[int][]time.Time{}
 	for _, op := range h.Ops("") {
-		if op.Workload == "sessions" {
+		if op.Workload == "sessions" || op.Workload == "ttl" {
 			continue
 		}
 		if op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {

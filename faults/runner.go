@@ -23,6 +23,11 @@ type Nemesis struct {
 	NeedsIsolate, NeedsRestart, NeedsDisk bool
 	// NeedsTmpfs: node 2's data on a tmpfs of its own (root only).
 	NeedsTmpfs bool
+	// NeedsClock: a node's wall clock is skewed (zkbridge's wallclock).
+	NeedsClock bool
+	// SessionsSurvive: no node is unreachable during the fault, so no
+	// client's session may expire.
+	SessionsSurvive bool
 	// Long: only in the long run (make chaos), to keep the short one short.
 	Long bool
 }
@@ -213,6 +218,27 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return nil
 		}, nil
 	}
+	// jump sets the leader's or a follower's wall clock ahead (sign 1) or
+	// behind (-1) by seconds to minutes for the hold, then back in step:
+	// its stamps (mtime) jump, and a leader's clock would decide TTLs if
+	// wall time did.
+	jump := func(leader bool, sign int) func(Cluster) (func() error, error) {
+		return func(c Cluster) (func() error, error) {
+			z, ok := c.(*Zkbridge)
+			if !ok {
+				return nil, fmt.Errorf("%s has no skewable clock", c.Name())
+			}
+			i, err := pick(c, leader)
+			if err != nil {
+				return nil, err
+			}
+			sizes := []time.Duration{7 * time.Second, 90 * time.Second, 5 * time.Minute}
+			if err := z.SkewClock(i, time.Duration(sign)*sizes[rand.IntN(len(sizes))]); err != nil {
+				return nil, err
+			}
+			return func() error { return z.SkewClock(i, 0) }, nil
+		}
+	}
 	// powerCycle kills every node at once and starts them again one by
 	// one in random order, apart by up to a second.
 	powerCycle := func(c Cluster) (func() error, error) {
@@ -264,6 +290,10 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "torn-raft-log", Hold: hold, Inject: tornWrite, NeedsDisk: true},
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
 		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
+		{Name: "clock-leader-ahead", Hold: hold, Inject: jump(true, 1), NeedsClock: true, SessionsSurvive: true},
+		{Name: "clock-follower-behind", Hold: hold, Inject: jump(false, -1), NeedsClock: true, SessionsSurvive: true},
+		{Name: "clock-leader-behind", Hold: hold, Inject: jump(true, -1), NeedsClock: true, SessionsSurvive: true, Long: true},
+		{Name: "clock-follower-ahead", Hold: hold, Inject: jump(false, 1), NeedsClock: true, SessionsSurvive: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
 		{Name: "slow-leader+pause-follower", Hold: hold, Inject: both(slow(true), pause(false)), NeedsDisk: true, Long: true},
 		{Name: "kill-follower+bridge", Hold: hold, Inject: both(kill(false), bridge), NeedsRestart: true, NeedsIsolate: true, Long: true},
@@ -273,7 +303,16 @@ func Nemeses(hold time.Duration) []Nemesis {
 }
 
 // Workloads returns the suite's workloads.
-func Workloads() []Workload { return []Workload{registers{keys: 3}, set{}, counter{}, &sessions{}} }
+func Workloads() []Workload {
+	return []Workload{registers{keys: 3}, set{}, counter{}, &sessions{}, &ttlNodes{}}
+}
+
+// zkbridgeTTLLate bounds how long after the later of its last write and
+// the last fault a zkbridge TTL node may stay: its TTL, the leader's
+// first sighting and its next pass (1 s each, --reaper-interval 1s), an
+// election after the fault (a power cycle's last restart), the client's
+// poll, and room for a loaded host.
+const zkbridgeTTLLate = workloadTTL + 8*time.Second
 
 // Config shapes one run.
 type Config struct {
@@ -308,6 +347,11 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	defer setup.close()
 	ws := Workloads()
 	for _, w := range ws {
+		if t, ok := w.(*ttlNodes); ok {
+			if _, ok := c.(*Zkbridge); ok {
+				t.lateBound = zkbridgeTTLLate
+			}
+		}
 		if err := w.Setup(setup.conn); err != nil {
 			return nil, fmt.Errorf("%s setup: %w", w.Name(), err)
 		}
@@ -328,6 +372,7 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	}
 	var gaps, stalls []time.Duration
 	var runErr error
+	expiries.reset()
 	time.Sleep(cfg.Warmup)
 	for r := 0; r < cfg.Rounds && runErr == nil; r++ {
 		start := time.Now()
@@ -383,6 +428,13 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	rows = append(rows, Row{System: c.Name(), Workload: "replicas", Nemesis: n.Name, Violations: checkReplicas(c.Addrs(), c.Down)})
 	if feed != nil {
 		rows = append(rows, Row{System: c.Name(), Workload: "feed", Nemesis: n.Name, Violations: feed.check(check.conn, &h)})
+	}
+	if n.SessionsSurvive {
+		row := Row{System: c.Name(), Workload: "expiry", Nemesis: n.Name}
+		for _, e := range expiries.take() {
+			row.Violations = append(row.Violations, fmt.Sprintf("expiry: client %d's session 0x%x expired at %s though every node was reachable", e.client, e.session, e.at.Format("15:04:05.000")))
+		}
+		rows = append(rows, row)
 	}
 	check.close()
 	c.Close()

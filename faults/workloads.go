@@ -51,8 +51,12 @@ func (c *client) redial() error {
 		select {
 		case e := <-ev:
 			if e.State == zk.StateHasSession {
+				id, sid := c.id, conn.SessionID()
 				go func() {
-					for range ev {
+					for e := range ev {
+						if e.State == zk.StateExpired {
+							expiries.add(id, sid)
+						}
 					}
 				}()
 				c.conn = conn
@@ -69,6 +73,38 @@ func (c *client) close() {
 	if c.conn != nil {
 		c.conn.Close()
 	}
+}
+
+// expiries records the sessions of workload clients that expired during a
+// run (Run resets it): under a nemesis that leaves every node reachable
+// none may (SessionsSurvive).
+var expiries expiryLog
+
+type expiryLog struct {
+	mu  sync.Mutex
+	got []sessionExpiry
+}
+
+type sessionExpiry struct {
+	client  int
+	session int64
+	at      time.Time
+}
+
+func (l *expiryLog) add(client int, session int64) {
+	l.mu.Lock()
+	l.got = append(l.got, sessionExpiry{client: client, session: session, at: time.Now()})
+	l.mu.Unlock()
+}
+
+func (l *expiryLog) reset() { l.take() }
+
+func (l *expiryLog) take() []sessionExpiry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.got
+	l.got = nil
+	return out
 }
 
 // classify turns a write's error into its outcome.

@@ -362,19 +362,29 @@ func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.isLeader() }
 // reaperLoop is the leader's container and TTL reaper: it proposes guarded
 // deletes, which apply re-checks, every ReaperInterval.
 func (n *Node) reaperLoop(stop <-chan struct{}) {
-	tick := time.NewTicker(n.cfg.ReaperInterval)
+	// TTLs are measured from the first sighting of a node's last write
+	// (see reap), so the leader looks at its TTL nodes every second even
+	// when it deletes only every ReaperInterval (60 s by default): a TTL
+	// node goes at most a second later than the interval alone makes it.
+	every := min(n.cfg.ReaperInterval, time.Second)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ages := wallclock.NewAges()
+	var lastReap time.Time
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
-			if n.raft.isLeader() {
-				n.reap(now, ages)
-			} else {
+			if !n.raft.isLeader() {
 				ages.Reset() // a new leader gives every TTL node a full TTL
+				continue
 			}
+			deletes := now.Sub(lastReap) >= n.cfg.ReaperInterval-every/2
+			if deletes {
+				lastReap = now
+			}
+			n.reap(now, ages, deletes)
 		}
 	}
 }
@@ -389,19 +399,23 @@ const reapBatch = 10000
 // modification (ages): comparing the stamping node's wall clock with this
 // node's expired nodes early when one of them ran ahead (the fault suite's
 // clock-jump nemesis deleted TTL nodes written a second before). Expiry
-// is late by up to two reaper intervals, and a new leader starts every
-// TTL afresh, as it does every session's timeout.
-func (n *Node) reap(now time.Time, ages *wallclock.Ages) {
+// is late by up to a reaper interval and a second, and a new leader starts
+// every TTL afresh, as it does every session's timeout. Without deletes, a
+// pass only records sightings.
+func (n *Node) reap(now time.Time, ages *wallclock.Ages, deletes bool) {
 	v, err := n.store.View()
 	if err != nil {
 		return
 	}
-	// now 0: no TTL node is a candidate by wall time; TTLNodes decides.
-	containers, _, err := v.ReapCandidates(0, 0, reapBatch)
+	var containers []string
+	if deletes {
+		// now 0: no TTL node is a candidate by wall time; TTLNodes decides.
+		containers, _, err = v.ReapCandidates(0, 0, reapBatch)
+	}
 	var ttls []sm.TTLNode
 	if err == nil {
 		err = v.TTLNodes(func(t sm.TTLNode) error {
-			if ages.Seen(t.Path, t.Mzxid, now) > time.Duration(t.TTL)*time.Millisecond && len(ttls) < reapBatch {
+			if ages.Seen(t.Path, t.Mzxid, now) > time.Duration(t.TTL)*time.Millisecond && deletes && len(ttls) < reapBatch {
 				ttls = append(ttls, t)
 			}
 			return nil

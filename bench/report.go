@@ -229,6 +229,9 @@ func (res *Result) WriteTable(w io.Writer) error {
 	if u := res.Server; u != nil {
 		fmt.Fprintf(&b, "\nserver processes %v, per op: %.0f µs on a CPU, %.0f µs waiting for one, %.1f switches onto one (%.2f cores busy)\n",
 			u.PIDs, u.CPUPerOp, u.RunqueuePerOp, u.SwitchesPerOp, u.CPUCoresInUse)
+		if u.RSSPeakMB > 0 {
+			fmt.Fprintf(&b, "server RSS %.0f MB at the start of the measurement, %.0f MB at its peak\n", u.RSSStartMB, u.RSSPeakMB)
+		}
 	}
 	var errs []string
 	for _, o := range res.PerOp {

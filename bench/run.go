@@ -116,6 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Workload != "sessions" { // it reads the pids for memory, and a storm stops one
 		usage = startUsage(cfg.ServerPIDs, r.measureFrom)
 	}
+	defer usage.abandon()
 	stopProgress := r.progress()
 	var workers []*worker
 	var sessions *SessionsResult

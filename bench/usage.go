@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,14 @@ type ServerUsage struct {
 	SwitchesPerOp  float64 `json:"switches_per_op"`
 	CPUCoresInUse  float64 `json:"cpu_cores"` // CPU time / measured time
 	ThreadsSampled int     `json:"threads"`   // at the end of the measurement
+	// RSS summed over the processes at the start of the measurement and
+	// its peak during it (sampled every rssEvery): a request's memory spike.
+	RSSStartMB float64 `json:"rss_start_mb,omitempty"`
+	RSSPeakMB  float64 `json:"rss_peak_mb,omitempty"`
 }
+
+// rssEvery spaces the RSS samples that find a measurement's peak.
+const rssEvery = 10 * time.Millisecond
 
 // procSample is a sum over every thread of some processes.
 type procSample struct {
@@ -50,6 +58,16 @@ type usageSampler struct {
 	pids  []int
 	first chan procSample
 	err   chan error
+	stop  chan struct{}
+	once  sync.Once
+	peak  chan [2]int64 // RSS at the start and the peak, when stopped
+}
+
+// abandon ends the sampling without a result (a run that failed).
+func (s *usageSampler) abandon() {
+	if s != nil {
+		s.once.Do(func() { close(s.stop) })
+	}
 }
 
 // startUsage arranges the first sample for from. Nil pids: nothing to
@@ -58,17 +76,46 @@ func startUsage(pids []int, from time.Time) *usageSampler {
 	if len(pids) == 0 {
 		return nil
 	}
-	s := &usageSampler{pids: pids, first: make(chan procSample, 1), err: make(chan error, 1)}
+	s := &usageSampler{pids: pids, first: make(chan procSample, 1), err: make(chan error, 1),
+		stop: make(chan struct{}), peak: make(chan [2]int64, 1)}
 	go func() {
-		time.Sleep(time.Until(from))
+		select {
+		case <-time.After(time.Until(from)):
+		case <-s.stop:
+			return
+		}
 		smp, err := sampleProcs(pids)
 		if err != nil {
 			s.err <- err
 			return
 		}
 		s.first <- smp
+		// The RSS peak, until finish (or abandon).
+		start := rssSum(pids)
+		peak := start
+		t := time.NewTicker(rssEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				s.peak <- [2]int64{start, max(peak, rssSum(pids))}
+				return
+			case <-t.C:
+				peak = max(peak, rssSum(pids))
+			}
+		}
 	}()
 	return s
+}
+
+// rssSum is the processes' RSS in bytes (0 where unreadable).
+func rssSum(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		v, _ := readRSS(pid)
+		sum += v
+	}
+	return sum
 }
 
 // finish takes the second sample; ops are the measured ops.
@@ -82,9 +129,13 @@ func (s *usageSampler) finish(ops int64) (*ServerUsage, error) {
 	case err := <-s.err:
 		return nil, fmt.Errorf("server pids at the start of the measurement: %w", err)
 	}
+	s.once.Do(func() { close(s.stop) })
+	rss := <-s.peak
 	last, err := sampleProcs(s.pids)
 	if err != nil {
 		return nil, fmt.Errorf("server pids at the end of the measurement: %w", err)
 	}
-	return usageBetween(s.pids, first, last, ops), nil
+	u := usageBetween(s.pids, first, last, ops)
+	u.RSSStartMB, u.RSSPeakMB = float64(rss[0])/1e6, float64(rss[1])/1e6
+	return u, nil
 }

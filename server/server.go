@@ -68,6 +68,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	s.tenants = newTenantSet(s)
 	if cfg.NativeAddr != "" {
 		s.native = native.New(cfg, s.node, log)
+		s.native.SetTenantRouter(s.tenants.nativeDoor)
 	}
 	if !cfg.AdminDisabled {
 		s.admin = admin.New(cfg.AdminAddr, s.node, s.zk, s.Status, log)

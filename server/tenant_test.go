@@ -14,7 +14,9 @@ import (
 
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc/codes"
 
+	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/node"
 )
 
@@ -309,5 +311,61 @@ func TestTenantRegistrySurvivesRestart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tenants")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestNativeAPIServesTenants(t *testing.T) {
+	s, nc, zc := startNativeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	port := freeTenantPort(t, "127.0.0.1")
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "fluss", Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "fluss", port)
+	tz, _ := connectZK(t, s.TenantAddr("fluss"))
+
+	// A put naming the tenant lands in the tenant, not in the default.
+	if _, err := nc.Put(ctx, &zkbridgev1.PutRequest{Tenant: "fluss", Path: "/cfg", Data: []byte("t"), ExpectedVersion: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := nc.Get(ctx, &zkbridgev1.GetRequest{Tenant: "fluss", Path: "/cfg"}); err != nil || string(got.Data) != "t" {
+		t.Fatalf("native get in the tenant: %+v %v", got, err)
+	}
+	_, err := nc.Get(ctx, &zkbridgev1.GetRequest{Path: "/cfg"})
+	wantCode(t, "the default tenant's /cfg", err, codes.NotFound)
+	if data, _, err := tz.Get("/cfg"); err != nil || string(data) != "t" {
+		t.Fatalf("the tenant's ZooKeeper port: %q %v", data, err)
+	}
+	if ok, _, _ := zc.Exists("/cfg"); ok {
+		t.Fatal("the default tenant's ZooKeeper port sees the tenant's /cfg")
+	}
+	_, err = nc.Get(ctx, &zkbridgev1.GetRequest{Tenant: "nosuch", Path: "/cfg"})
+	wantCode(t, "unknown tenant", err, codes.InvalidArgument)
+
+	// A lease of the tenant: its ephemeral is the tenant's, and a
+	// keep-alive stream naming the tenant renews it.
+	reg, err := nc.Register(ctx, &zkbridgev1.RegisterRequest{Tenant: "fluss", Group: "workers", MemberId: "w1", LeaseTtlMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, err := nc.KeepAlive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if err := ka.Send(&zkbridgev1.HeartbeatRequest{Tenant: "fluss", LeaseId: reg.Lease.Id}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := ka.Recv(); err != nil || r.LeaseId != reg.Lease.Id {
+			t.Fatalf("keep-alive in the tenant: %+v %v", r, err)
+		}
+	}
+	_ = ka.CloseSend()
+	if ok, st, err := tz.Exists("/workers/ids/w1"); err != nil || !ok || st.EphemeralOwner != reg.Lease.Id {
+		t.Fatalf("the tenant's registration after 2.5 s of a 1 s lease with heartbeats: %v %+v %v", ok, st, err)
+	}
+	if ok, _, _ := zc.Exists("/workers/ids/w1"); ok {
+		t.Fatal("the default tenant sees the tenant's registration")
 	}
 }

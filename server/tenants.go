@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/zkbridge/zkbridge/server/admin"
+	"github.com/zkbridge/zkbridge/server/native"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/sm"
@@ -44,6 +47,9 @@ type tenant struct {
 	spec sm.Tenant
 	node *node.Node
 	door *zk.Server
+	// bridge is the tenant's native door, served through the node's one
+	// gRPC listener (nil when the native API is off).
+	bridge *native.Server
 
 	// The request rate, sampled at each reconcile.
 	rateMu    sync.Mutex
@@ -129,6 +135,9 @@ func (ts *tenantSet) close() {
 
 func (t *tenant) shutdown() {
 	t.door.Close()
+	if t.bridge != nil {
+		t.bridge.Close()
+	}
 	t.node.Stop()
 	t.door.Wait()
 }
@@ -196,6 +205,9 @@ func (ts *tenantSet) startLocked(spec sm.Tenant) error {
 	}
 	// The door subscribes to the node before it starts (zk.New).
 	t.door = zk.New(cfg, n, n.Logger())
+	if ts.s.native != nil {
+		t.bridge = native.New(cfg, n, n.Logger())
+	}
 	if err := t.door.Listen(); err != nil {
 		return err
 	}
@@ -480,4 +492,17 @@ func TenantHTTPStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusServiceUnavailable
+}
+
+// nativeDoor is the native API's router: the door of a tenant this node
+// serves.
+func (ts *tenantSet) nativeDoor(name string) (*native.Server, error) {
+	if t := ts.get(name); t != nil && t.bridge != nil {
+		return t.bridge, nil
+	}
+	spec, err := ts.s.node.LookupTenant(name)
+	if err != nil {
+		return nil, native.UnknownTenant(name)
+	}
+	return nil, status.Errorf(codes.Unavailable, "tenant %q is not served by this node yet (its replicas: %v); retry, or ask one of them", name, spec.Replicas)
 }

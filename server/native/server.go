@@ -44,6 +44,9 @@ type Server struct {
 	grpc   *grpc.Server
 	health *health.Server
 	wg     sync.WaitGroup
+
+	// router finds the door of a tenant a request names (tenants.go).
+	router TenantRouter
 }
 
 // New creates the door of node n. Call it before n.Start.
@@ -76,7 +79,8 @@ func (s *Server) Serve() {
 	// HTTP/2 (or TLS) handshake, as the ZooKeeper port's sessionless
 	// timeout does (grpc-go's own default is 120 s).
 	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(s.cfg.MaxBuffer+64<<10), grpc.MaxSendMsgSize(s.cfg.MaxBuffer+64<<10),
-		grpc.ConnectionTimeout(s.cfg.Limits.SessionlessTimeout))
+		grpc.ConnectionTimeout(s.cfg.Limits.SessionlessTimeout),
+		grpc.ChainUnaryInterceptor(s.tenantUnary), grpc.ChainStreamInterceptor(s.tenantStream))
 	zkbridgev1.RegisterBridgeServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -113,11 +117,12 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// checkTenant refuses a tenant other than the default one (the only one
-// until tenants exist).
+// checkTenant refuses a request that still names a tenant: the
+// interceptor (tenants.go) routed a known one and cleared its field, so a
+// name here is one it could not place.
 func checkTenant(t string) error {
 	if t != "" {
-		return status.Errorf(codes.InvalidArgument, "unknown tenant %q (only the default tenant, \"\", exists)", t)
+		return UnknownTenant(t)
 	}
 	return nil
 }

@@ -18,6 +18,13 @@ const (
 	ChangeACL            ChangeType = 4 // setACL (new Stat)
 	ChangeSessionCreated ChangeType = 5 // Session opened
 	ChangeSessionClosed  ChangeType = 6 // Session closed or expired (after its ephemerals' deletes)
+	// ChangeImported: a migration import (ImportNodes) created nodes under
+	// Path, their closest common ancestor, without a record of each: the
+	// record is a snapshot point. A feed that reaches it cannot go on
+	// from records (it must read an image taken at or after it, as after
+	// compaction). One record of a few bytes instead of every node's
+	// stat and data again kept a third of an import's writes out of Pebble.
+	ChangeImported ChangeType = 7
 )
 
 // Change is one effect of a transaction.

@@ -45,7 +45,9 @@ type ImportedNode struct {
 // exists already fails the whole command with NodeExists and nothing of it
 // is applied; with Merge an existing node is left as it is. Special paths
 // (/zookeeper, its config and quota roots) are refused. No watch fires; the
-// change log records the creates. The result's Path names the failing node.
+// change log records one ChangeImported naming the created nodes' closest
+// common ancestor, not each create. The result's Path names the failing
+// node.
 type ImportNodes struct {
 	Nodes []ImportedNode
 	Merge bool
@@ -69,8 +71,14 @@ type ImportSessions struct {
 }
 
 func (a *applier) importNodes(o *ImportNodes, res *Result) error {
-	made := make(map[string]bool, len(o.Nodes))
+	// made tells, with Merge, a node this command created (a duplicate in
+	// the batch: NodeExists) from one that was there before (skipped).
+	var made map[string]bool
+	if o.Merge {
+		made = make(map[string]bool, len(o.Nodes))
+	}
 	var acls aclBatch
+	var created commonAncestor
 	fail := func(code zkproto.ErrCode, p string) error {
 		a.t.reset()
 		a.events, a.changes, a.sizes = a.events[:0], a.changes[:0], TreeStats{}
@@ -103,20 +111,45 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		if parent.kind == kindEphemeral {
 			return fail(zkproto.ErrNoChildrenForEphemerals, in.Path)
 		}
-		if code, err := a.importCreate(in, parentPath, parent, &acls); code != zkproto.ErrOK || err != nil {
+		if code, err := a.importCreate(in, parentPath, parent, &acls, false); code != zkproto.ErrOK || err != nil {
 			if err != nil {
 				return err
 			}
 			return fail(code, in.Path)
 		}
-		made[in.Path] = true
+		if made != nil {
+			made[in.Path] = true
+		}
+		created.add(in.Path)
+	}
+	if created.any {
+		a.change(Change{Type: ChangeImported, Path: created.path})
 	}
 	return acls.finish(a.t)
 }
 
+// commonAncestor is the closest common ancestor (or self) of the paths
+// added so far.
+type commonAncestor struct {
+	path string
+	any  bool
+}
+
+func (c *commonAncestor) add(p string) {
+	if !c.any {
+		c.path, c.any = p, true
+		return
+	}
+	for c.path != "/" && p != c.path && !(len(p) > len(c.path) && p[len(c.path)] == '/' && p[:len(c.path)] == c.path) {
+		c.path, _ = parentOf(c.path)
+	}
+}
+
 // importCreate creates the imported node in under its checked parent; its
-// ACL reference goes through acls when not nil.
-func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *nodeRec, acls *aclBatch) (zkproto.ErrCode, error) {
+// ACL reference goes through acls when not nil. With record, the change
+// log gets the create (ImportUpdate's; ImportNodes records its batch as
+// one ChangeImported).
+func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *nodeRec, acls *aclBatch, record bool) (zkproto.ErrCode, error) {
 	n := &nodeRec{kind: kindPersistent, czxid: in.Czxid, mzxid: in.Mzxid, pzxid: in.Pzxid, ctime: in.Ctime,
 		mtime: in.Mtime, version: in.Version, aversion: in.Aversion, creates: in.Creates, data: in.Data}
 	if code, err := a.importKind(in, n); code != zkproto.ErrOK || err != nil {
@@ -138,7 +171,9 @@ func (a *applier) importCreate(in *ImportedNode, parentPath string, parent *node
 	if err := a.quotaCreated(in.Path, len(in.Data)); err != nil {
 		return 0, err
 	}
-	a.change(Change{Type: ChangeCreated, Path: in.Path, Stat: n.stat(), Data: in.Data})
+	if record {
+		a.change(Change{Type: ChangeCreated, Path: in.Path, Stat: n.stat(), Data: in.Data})
+	}
 	return zkproto.ErrOK, nil
 }
 

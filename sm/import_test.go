@@ -131,3 +131,43 @@ func TestImportCountsSharedACLReferences(t *testing.T) {
 		t.Fatal("y is still stored after its last node went")
 	}
 }
+
+// An ImportNodes batch leaves one change-log record: a ChangeImported
+// naming the created nodes' closest common ancestor (a snapshot point for
+// feeds), not a create per node; a merge that creates nothing leaves none.
+func TestImportRecordsOneSnapshotPoint(t *testing.T) {
+	h := newHarness(t, Config{})
+	last := func() *ChangeRecord {
+		t.Helper()
+		v := h.view()
+		defer v.Close()
+		recs, _, err := v.ChangeLog(0, 1<<20)
+		if err != nil || len(recs) == 0 {
+			t.Fatalf("change log: %d records, %v", len(recs), err)
+		}
+		return recs[len(recs)-1]
+	}
+	for _, c := range []struct {
+		nodes []ImportedNode
+		want  string
+	}{
+		{[]ImportedNode{{Path: "/a"}, {Path: "/a/b"}, {Path: "/a/b/c"}}, "/a"},
+		{[]ImportedNode{{Path: "/a/b/d"}, {Path: "/a/b/c/e"}}, "/a/b"},
+		{[]ImportedNode{{Path: "/a/x"}, {Path: "/a/b/f"}}, "/a"},
+		{[]ImportedNode{{Path: "/a/b/c/g"}, {Path: "/h"}}, "/"},
+		{[]ImportedNode{{Path: "/a/b/c/e/deep"}}, "/a/b/c/e/deep"},
+	} {
+		r := h.do(0, &ImportNodes{Nodes: c.nodes})
+		if r.Err != zkproto.ErrOK {
+			t.Fatalf("import %v: %+v", c.nodes, r)
+		}
+		rec := last()
+		if rec.Zxid != r.Zxid || len(rec.Changes) != 1 || rec.Changes[0].Type != ChangeImported || rec.Changes[0].Path != c.want {
+			t.Fatalf("import %v: record %+v at %d, want one ChangeImported %s at %d", c.nodes, rec.Changes, rec.Zxid, c.want, r.Zxid)
+		}
+	}
+	r := h.do(0, &ImportNodes{Merge: true, Nodes: []ImportedNode{{Path: "/a"}, {Path: "/h"}}})
+	if rec := last(); r.Err != zkproto.ErrOK || rec.Zxid == r.Zxid {
+		t.Fatalf("a merge that created nothing: %+v, record %+v", r, rec)
+	}
+}

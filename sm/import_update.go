@@ -77,7 +77,7 @@ func (a *applier) importUpdate(o *ImportUpdate, res *Result) error {
 		if parent.kind == kindEphemeral {
 			return fail(zkproto.ErrNoChildrenForEphemerals, in.Path)
 		}
-		if code, err := a.importCreate(in, parentPath, parent, nil); code != zkproto.ErrOK || err != nil {
+		if code, err := a.importCreate(in, parentPath, parent, nil, true); code != zkproto.ErrOK || err != nil {
 			if err != nil {
 				return err
 			}

@@ -103,6 +103,39 @@ func filterRecord(r *sm.ChangeRecord, prefixes []string) *zkbridgev1.ChangeRecor
 	return &zkbridgev1.ChangeRecord{Offset: r.Zxid, Time: r.Time, Changes: out}
 }
 
+// importPoint reports whether r is a migration import's record
+// (sm.ChangeImported) of nodes that may lie under the prefixes: its
+// subtree is under one of them, or holds one. Such a record does not list
+// the nodes, so a feed cannot go past it from records: the stream ends as
+// after compaction, and the reader takes a snapshot (which holds the
+// import) and resumes after it.
+func importPoint(r *sm.ChangeRecord, prefixes []string) bool {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Type != sm.ChangeImported {
+			continue
+		}
+		if under(c.Path, prefixes) {
+			return true
+		}
+		for _, p := range prefixes {
+			if under(p, []string{c.Path}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// imported is the end of a stream at a migration import's record.
+func imported(from, zxid int64) error {
+	st := status.Newf(codes.OutOfRange, "fetch metadata from offset %d: offset %d is a migration import, which the change log holds as a snapshot point; the oldest offset readable as records is %d (take a snapshot and resume from its offset + 1)", from, zxid, zxid+1)
+	if d, err := st.WithDetails(&zkbridgev1.OffsetCompacted{OldestOffset: zxid + 1}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
 func compacted(from, trimmed int64) error {
 	st := status.Newf(codes.OutOfRange, "fetch metadata from offset %d: compacted; the oldest retained offset is %d (take a snapshot and resume from its offset + 1)", from, trimmed+1)
 	if d, err := st.WithDetails(&zkbridgev1.OffsetCompacted{OldestOffset: trimmed + 1}); err == nil {
@@ -157,14 +190,19 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 			return compacted(next, trimmed)
 		}
 		var batch []*zkbridgev1.ChangeRecord
+		importAt := int64(0) // a migration import's record ends the stream
 		for _, rec := range recs {
+			if importPoint(rec, prefixes) {
+				importAt = rec.Zxid
+				break
+			}
 			if pr := filterRecord(rec, prefixes); pr != nil {
 				batch = append(batch, pr)
 			}
 			next = rec.Zxid + 1
 		}
 		full := len(recs) == feedBatch
-		if !full {
+		if !full && importAt == 0 {
 			next = max(next, last+1) // everything up to last has been read
 		}
 		if len(batch) > 0 {
@@ -174,6 +212,9 @@ func (s *Server) FetchMetadata(r *zkbridgev1.FetchMetadataRequest, stream zkbrid
 			sub.records.Add(int64(len(batch)))
 			sub.offset.Store(next - 1)
 			timer.Reset(maxWait)
+		}
+		if importAt > 0 {
+			return imported(next, importAt)
 		}
 		if full {
 			continue

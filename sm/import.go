@@ -91,9 +91,12 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		if !ok || !validPath(in.Path) || zkproto.IsSpecialPath(in.Path) || in.Creates < 0 {
 			return fail(zkproto.ErrBadArguments, in.Path)
 		}
-		existing, err := a.t.node(in.Path)
-		if err != nil {
-			return err
+		var existing *nodeRec
+		if !a.t.surelyAbsent(in.Path) {
+			var err error
+			if existing, err = a.t.node(in.Path); err != nil {
+				return err
+			}
 		}
 		if existing != nil {
 			if o.Merge && !made[in.Path] {

@@ -87,6 +87,14 @@ func (c *nodeCache) publish(written map[string]*nodeRec) {
 	if c == nil {
 		return
 	}
+	// An Update that wrote more than a quarter of the cache (a migration
+	// import's batches) empties it instead: its records would push the
+	// cache past its bound within a few Updates anyway, and copying each
+	// one in was a twentieth of an import's apply.
+	if len(written) > max(c.maxRecs/4, 1024) {
+		c.reset()
+		return
+	}
 	for p, rec := range written {
 		c.remember(p, rec)
 	}

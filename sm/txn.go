@@ -190,6 +190,17 @@ func (t *txn) node(p string) (*nodeRec, error) {
 	return rec, nil
 }
 
+// surelyAbsent reports that no node exists at p as far as the node filter
+// knows, without node's lookups of this Update's writes and the cache
+// (which hold no node the filter does not count): for paths that are
+// expected to be new, a migration import's. False says nothing; ask node.
+func (t *txn) surelyAbsent(p string) bool {
+	if _, ok := t.nodes[p]; ok {
+		return false
+	}
+	return validPath(p) && t.filter.absent(nodeKey(p))
+}
+
 // putNode records rec (mutated in place or new) for p.
 func (t *txn) putNode(p string, rec *nodeRec) { t.setSlot(p, rec) }
 

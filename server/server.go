@@ -69,6 +69,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if cfg.NativeAddr != "" {
 		s.native = native.New(cfg, s.node, log)
 		s.native.SetTenantRouter(s.tenants.nativeDoor)
+		s.native.SetTenantAdmin(tenantNative{s})
 	}
 	if !cfg.AdminDisabled {
 		s.admin = admin.New(cfg.AdminAddr, s.node, s.zk, s.Status, log)

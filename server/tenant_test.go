@@ -319,10 +319,24 @@ func TestNativeAPIServesTenants(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	port := freeTenantPort(t, "127.0.0.1")
-	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "fluss", Port: port}); err != nil {
-		t.Fatal(err)
+	p32 := int32(port)
+	// The registry through the native API.
+	created, err := nc.CreateTenant(ctx, &zkbridgev1.TenantSettings{Name: "fluss", Port: &p32})
+	if err != nil || created.Shard != 2 || created.Port != p32 {
+		t.Fatalf("native create: %+v %v", created, err)
 	}
+	_, err = nc.CreateTenant(ctx, &zkbridgev1.TenantSettings{Name: "fluss"})
+	wantCode(t, "create of an existing tenant", err, codes.AlreadyExists)
+	limit := int64(1000)
+	if up, err := nc.UpdateTenant(ctx, &zkbridgev1.TenantSettings{Name: "fluss", MaxZnodes: &limit}); err != nil || up.MaxZnodes != limit || up.Port != p32 {
+		t.Fatalf("native update (port kept): %+v %v", up, err)
+	}
+	_, err = nc.DeleteTenant(ctx, &zkbridgev1.DeleteTenantRequest{Name: "nosuch"})
+	wantCode(t, "delete of an unknown tenant", err, codes.NotFound)
 	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "fluss", port)
+	if ls, err := nc.ListTenants(ctx, &zkbridgev1.ListTenantsRequest{}); err != nil || len(ls.Tenants) != 1 || !ls.Tenants[0].Hosted {
+		t.Fatalf("native list: %+v %v", ls, err)
+	}
 	tz, _ := connectZK(t, s.TenantAddr("fluss"))
 
 	// A put naming the tenant lands in the tenant, not in the default.
@@ -332,7 +346,7 @@ func TestNativeAPIServesTenants(t *testing.T) {
 	if got, err := nc.Get(ctx, &zkbridgev1.GetRequest{Tenant: "fluss", Path: "/cfg"}); err != nil || string(got.Data) != "t" {
 		t.Fatalf("native get in the tenant: %+v %v", got, err)
 	}
-	_, err := nc.Get(ctx, &zkbridgev1.GetRequest{Path: "/cfg"})
+	_, err = nc.Get(ctx, &zkbridgev1.GetRequest{Path: "/cfg"})
 	wantCode(t, "the default tenant's /cfg", err, codes.NotFound)
 	if data, _, err := tz.Get("/cfg"); err != nil || string(data) != "t" {
 		t.Fatalf("the tenant's ZooKeeper port: %q %v", data, err)
@@ -368,4 +382,15 @@ func TestNativeAPIServesTenants(t *testing.T) {
 	if ok, _, _ := zc.Exists("/workers/ids/w1"); ok {
 		t.Fatal("the default tenant sees the tenant's registration")
 	}
+	_, err = nc.DeleteTenant(ctx, &zkbridgev1.DeleteTenantRequest{Name: "fluss"})
+	wantCode(t, "delete with a lease and a session open", err, codes.FailedPrecondition)
+	if _, err := nc.DeleteTenant(ctx, &zkbridgev1.DeleteTenantRequest{Name: "fluss", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the deleted tenant's data gone", func() bool {
+		_, err := os.Stat(node.TenantDir(s.Config().DataDir, 2))
+		return os.IsNotExist(err) && !s.Node().HostsShardData(2)
+	})
+	_, err = nc.Get(ctx, &zkbridgev1.GetRequest{Tenant: "fluss", Path: "/cfg"})
+	wantCode(t, "a deleted tenant", err, codes.InvalidArgument)
 }

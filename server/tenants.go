@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/admin"
 	"github.com/zkbridge/zkbridge/server/native"
 	"github.com/zkbridge/zkbridge/server/node"
@@ -505,4 +506,90 @@ func (ts *tenantSet) nativeDoor(name string) (*native.Server, error) {
 		return nil, native.UnknownTenant(name)
 	}
 	return nil, status.Errorf(codes.Unavailable, "tenant %q is not served by this node yet (its replicas: %v); retry, or ask one of them", name, spec.Replicas)
+}
+
+// tenantNative adapts the server's tenant operations to the native API.
+type tenantNative struct{ s *Server }
+
+func nativeTenantErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	c := codes.Unavailable
+	switch TenantHTTPStatus(err) {
+	case http.StatusNotFound:
+		c = codes.NotFound
+	case http.StatusBadRequest:
+		c = codes.InvalidArgument
+	case http.StatusConflict:
+		c = codes.AlreadyExists
+		if errors.Is(err, ErrTenantBusy) {
+			c = codes.FailedPrecondition
+		}
+	}
+	return status.Error(c, err.Error())
+}
+
+func tenantProto(t TenantInfo) *zkbridgev1.TenantInfo {
+	return &zkbridgev1.TenantInfo{Name: t.Name, Shard: t.Shard, Port: int32(t.Port), SecurePort: int32(t.SecurePort),
+		Replicas: t.Replicas, Identities: t.Identities, MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes,
+		MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec, Hosted: t.Hosted, Leader: t.Leader,
+		Znodes: t.Znodes, Sessions: int64(t.Sessions), OpsPerSec: t.OpsPerSec}
+}
+
+// settingsForm turns TenantSettings into the admin form with what it gives.
+func settingsForm(r *zkbridgev1.TenantSettings) admin.TenantForm {
+	f := admin.TenantForm{Name: r.Name, Replicas: int(r.Replicas), Given: map[string]bool{}}
+	if r.Port != nil {
+		f.Port, f.Given["port"] = int(*r.Port), true
+	}
+	if r.SecurePort != nil {
+		f.SecurePort, f.Given["secure_port"] = int(*r.SecurePort), true
+	}
+	if r.UpdateIdentities || len(r.Identities) > 0 {
+		f.Identities, f.Given["identity"] = r.Identities, true
+	}
+	for _, x := range []struct {
+		field string
+		from  *int64
+		to    *int64
+	}{{"max_znodes", r.MaxZnodes, &f.MaxZnodes}, {"max_bytes", r.MaxBytes, &f.MaxBytes},
+		{"max_sessions", r.MaxSessions, &f.MaxSessions}, {"max_ops_per_sec", r.MaxOpsPerSec, &f.MaxOpsPerSec}} {
+		if x.from != nil {
+			*x.to, f.Given[x.field] = *x.from, true
+		}
+	}
+	return f
+}
+
+func (a tenantNative) put(ctx context.Context, create bool, r *zkbridgev1.TenantSettings) (*zkbridgev1.TenantInfo, error) {
+	v, err := tenantAdmin(a).PutTenant(ctx, create, settingsForm(r))
+	if err != nil {
+		return nil, nativeTenantErr(err)
+	}
+	return tenantProto(v.(TenantInfo)), nil
+}
+
+func (a tenantNative) CreateTenant(ctx context.Context, r *zkbridgev1.TenantSettings) (*zkbridgev1.TenantInfo, error) {
+	return a.put(ctx, true, r)
+}
+
+func (a tenantNative) UpdateTenant(ctx context.Context, r *zkbridgev1.TenantSettings) (*zkbridgev1.TenantInfo, error) {
+	return a.put(ctx, false, r)
+}
+
+func (a tenantNative) ListTenants(context.Context) ([]*zkbridgev1.TenantInfo, error) {
+	list, err := a.s.Tenants()
+	if err != nil {
+		return nil, nativeTenantErr(err)
+	}
+	out := make([]*zkbridgev1.TenantInfo, len(list))
+	for i, t := range list {
+		out[i] = tenantProto(t)
+	}
+	return out, nil
+}
+
+func (a tenantNative) DeleteTenant(ctx context.Context, name string, force bool) error {
+	return nativeTenantErr(a.s.DeleteTenant(ctx, name, force))
 }

@@ -47,6 +47,9 @@ type Server struct {
 
 	// router finds the door of a tenant a request names (tenants.go).
 	router TenantRouter
+	// tenantAdmin serves the registry RPCs (tenantapi.go); nil on a
+	// tenant's own door.
+	tenantAdmin TenantAdmin
 }
 
 // New creates the door of node n. Call it before n.Start.

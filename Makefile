@@ -5,7 +5,7 @@ BIN     := bin/zkbridge
 PKGS    := ./...
 FUZZTIME ?= 4s
 
-.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos migrate-bench
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos migrate-bench bench-dims
 
 all: build
 
@@ -71,6 +71,14 @@ console-bench:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Issue 36's scale dimensions beside a real ZooKeeper 3.8, alternated
+# (docs/performance.md#scale-sessions-watches-values-children): sessions
+# and a reconnect storm, session churn, watches, large values, wide nodes;
+# DIMS picks some (e.g. DIMS="sessions churn"; bigtree is a long one).
+DIMS ?=
+bench-dims: deps
+	bash scripts/bench-dims.sh $(DIMS)
 
 # Migration at full size (docs/migration.md#performance): import and
 # convert of MIGRATE_ZNODES znodes into a 3-process cluster (znodes/s, CPU,

@@ -207,7 +207,7 @@ func (r *runner) needsKeys() bool {
 // the watched node), pipelined, level by level. Nodes that already exist
 // are used as they are and left in place afterwards.
 func (r *runner) setup() error {
-	c, err := dial(r.cfg.TLS, r.cfg.Addrs[0], 256, r.cfg.SessionTimeout, r.cfg.Timeout, nil)
+	c, err := dial(r.cfg.TLS, r.cfg.Addrs[0], setupWindow(r.cfg.Payload), r.cfg.SessionTimeout, r.cfg.Timeout, nil)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
@@ -257,6 +257,17 @@ func (r *runner) setup() error {
 	}
 	return nil
 }
+
+// setupWindow is how many creates setup pipelines: 256, or fewer with
+// large values so that at most setupBytes are in flight, as a client
+// loading large values would (256 creates of 1 MB are 256 MB in flight,
+// which zkbridge refuses past its in-memory Raft log bound of 256 MB,
+// docs/performance.md).
+func setupWindow(payload int) int {
+	return max(1, min(256, setupBytes/max(payload, 1)))
+}
+
+const setupBytes = 32 << 20
 
 // cleanup deletes, if configured, the nodes the workers left (children
 // first) and then those setup created, deepest level first.

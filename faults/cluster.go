@@ -122,6 +122,8 @@ type Zkbridge struct {
 	// fullDiskExit is the last error it logged.
 	crashedOnFullDisk int
 	fullDiskExit      string
+	// notes says what disk nemeses did and how the node took it.
+	notes []string
 }
 
 type procNode struct {

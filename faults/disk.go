@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/zkbridge/zkbridge/server/node/logfs"
@@ -170,4 +172,101 @@ func (z *Zkbridge) TearStateLog(i int) (string, error) {
 
 func (z *Zkbridge) dataDir(i int) string {
 	return filepath.Join(z.dir, fmt.Sprintf("node%d", z.nodes[i].id))
+}
+
+// DamageState damages the state a restart of stopped node i opens: one of
+// its state machine's files (Pebble's CURRENT pointer, its MANIFEST, the
+// middle of its newest WAL) or its newest Raft snapshot file, chosen at
+// random, 64 bytes in the middle (the whole file when shorter) flipped.
+// It returns what it damaged and a function that puts the node's state and
+// snapshots back as they were.
+func (z *Zkbridge) DamageState(i int) (string, func() error, error) {
+	data := z.dataDir(i)
+	state := filepath.Join(data, "state")
+	backup := filepath.Join(z.dir, fmt.Sprintf("node%d.state-backup", z.nodes[i].id))
+	_ = os.RemoveAll(backup)
+	if err := copyTree(state, filepath.Join(backup, "state")); err != nil {
+		return "", nil, err
+	}
+	var targets []string
+	if current, err := os.ReadFile(filepath.Join(state, "CURRENT")); err == nil {
+		db := filepath.Join(state, strings.TrimSpace(string(current)))
+		targets = append(targets, filepath.Join(state, "CURRENT"))
+		if m, _ := filepath.Glob(filepath.Join(db, "MANIFEST-*")); len(m) > 0 {
+			targets = append(targets, m[len(m)-1])
+		}
+		if p, err := newestLog(db); err == nil {
+			targets = append(targets, p)
+		}
+	}
+	var snaps []string
+	_ = filepath.WalkDir(filepath.Join(data, "raft"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".gbsnap") {
+			snaps = append(snaps, p)
+		}
+		return nil
+	})
+	sort.Strings(snaps) // snapshot-<hex index>: the newest sorts last
+	if len(snaps) > 0 {
+		targets = append(targets, snaps[len(snaps)-1])
+	}
+	if len(targets) == 0 {
+		return "", nil, fmt.Errorf("node %d: no state or snapshot file under %s", z.nodes[i].id, data)
+	}
+	target := targets[mrand.IntN(len(targets))]
+	snapBefore := map[string][]byte{}
+	for _, p := range snaps {
+		if b, err := os.ReadFile(p); err == nil {
+			snapBefore[p] = b
+		}
+	}
+	b, err := os.ReadFile(target)
+	if err != nil {
+		return "", nil, err
+	}
+	from := max(0, len(b)/2-32)
+	for k := from; k < min(len(b), from+64); k++ {
+		b[k] ^= 0x5a
+	}
+	if err := os.WriteFile(target, b, 0o640); err != nil {
+		return "", nil, err
+	}
+	restore := func() error {
+		if err := os.RemoveAll(state); err != nil {
+			return err
+		}
+		if err := copyTree(filepath.Join(backup, "state"), state); err != nil {
+			return err
+		}
+		for p, b := range snapBefore {
+			if err := os.WriteFile(p, b, 0o640); err != nil {
+				return err
+			}
+		}
+		return os.RemoveAll(backup)
+	}
+	rel, _ := filepath.Rel(data, target)
+	return rel, restore, nil
+}
+
+// copyTree copies directory src to dst (regular files and directories).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o750)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o640)
+	})
 }

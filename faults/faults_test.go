@@ -106,6 +106,9 @@ func TestFaultsShort(t *testing.T) {
 			}
 			rows = append(rows, got...)
 			t.Logf("zkbridge %s: %d leader changes, %d dropped incoming messages over the run", n.Name, elections, drops)
+			for _, note := range c.notes {
+				t.Logf("zkbridge %s: %s", n.Name, note)
+			}
 			if n.NeedsTmpfs {
 				// A full disk must stop writes, not the node, and say so.
 				if c.crashedOnFullDisk > 0 {

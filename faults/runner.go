@@ -177,6 +177,40 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return c.Restart(i)
 		}, nil
 	}
+	// damage kills a follower and damages a state machine file or its
+	// newest Raft snapshot file (DamageState); restarted, it must refuse in
+	// one line, or serve its peers' state (the replica check). Once it
+	// refused, its state is put back.
+	damage := func(c Cluster) (func() error, error) {
+		z, i, err := diskNode(c, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Kill(i); err != nil {
+			return nil, err
+		}
+		what, restore, err := z.DamageState(i)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Restart(i); err != nil {
+			return nil, err
+		}
+		return func() error {
+			if !z.WaitExit(i, 10*time.Second) {
+				z.notes = append(z.notes, fmt.Sprintf("node %d served after its %s was damaged", z.nodes[i].id, what))
+				return nil // it runs: the replica check decides
+			}
+			if out := z.Output(i); !strings.Contains(out, "refuses to start") || strings.Contains(out, "goroutine ") {
+				return fmt.Errorf("node %d stopped on its damaged %s without its one-line refusal: %s", z.nodes[i].id, what, z.lastProblem(i))
+			}
+			z.notes = append(z.notes, fmt.Sprintf("node %d refused to start on its damaged %s: %s", z.nodes[i].id, what, z.lastProblem(i)))
+			if err := restore(); err != nil {
+				return err
+			}
+			return c.Restart(i)
+		}, nil
+	}
 	// slow delays every log sync of the leader or a follower by 200 ms
 	// (a disk or volume that became slow).
 	slow := func(leader bool) func(Cluster) (func() error, error) {
@@ -289,6 +323,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "slow-disk-follower", Hold: hold, Inject: slow(false), NeedsDisk: true, Long: true},
 		{Name: "torn-raft-log", Hold: hold, Inject: tornWrite, NeedsDisk: true},
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
+		{Name: "corrupt-snapshot", Hold: hold, Inject: damage, NeedsDisk: true},
 		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
 		{Name: "clock-leader-ahead", Hold: hold, Inject: jump(true, 1), NeedsClock: true, SessionsSurvive: true},
 		{Name: "clock-follower-behind", Hold: hold, Inject: jump(false, -1), NeedsClock: true, SessionsSurvive: true},

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,35 +60,6 @@ type raftNode struct {
 	session   *client.Session
 	log       zerolog.Logger
 	leaders   *leaderWatch
-	// latency is a moving average of this replica's recent proposal
-	// latencies, in ns (retryAfter).
-	latency atomic.Int64
-	// inflight is the size of this replica's proposals still waiting, in
-	// bytes (retryAfter).
-	inflight atomic.Int64
-}
-
-// noteLatency folds a completed proposal's latency into the average
-// (weight 1/8; concurrent updates may lose one, which is harmless).
-func (r *raftNode) noteLatency(d time.Duration) {
-	old := r.latency.Load()
-	r.latency.Store(old + (int64(d)-old)/8)
-}
-
-// retryAfter is how long a proposal waits for its result before it is
-// proposed again: proposalRetryAfter plus the time the log takes to carry
-// what this replica has in flight at a modest 8 MiB/s, or four times the
-// recent average latency when the log is that slow. Under a load that
-// holds every write for seconds (a multi of 1,000 ops at 320 outstanding
-// waits 6 s in ZooKeeper too), a fixed 500 ms sent nearly every proposal
-// again, each copy one more large entry to replicate, sync and reject:
-// 1,100 copies in 8 s, all of it load on a log already behind (issue 36).
-// A dropped proposal is still proposed again, after a wait in proportion
-// to the load; with small writes and a healthy log the wait stays 500 ms.
-func (r *raftNode) retryAfter() time.Duration {
-	const slowLog = 8 << 20 // bytes per second
-	queued := time.Duration(r.inflight.Load()) * time.Second / slowLog
-	return max(proposalRetryAfter+queued, 4*time.Duration(r.latency.Load()))
 }
 
 // leaderWatch closes the current channel whenever its shard's leader (or
@@ -261,14 +231,9 @@ func (l *raftLogger) Errorf(format string, args ...interface{}) {
 }
 
 func (l *raftLogger) Panicf(format string, args ...interface{}) {
-	l.log.Error().Msgf(format, args...)
-	// The leader tells a follower to commit no further than the follower
-	// acknowledged; a commit past the follower's last entry means the
-	// follower's log lost entries after it synced and acknowledged them (a
-	// disk that did not keep what it said was synced, a file cut by hand).
-	// Raft cannot repair that in place: say so and stop, in one line.
-	if strings.HasPrefix(format, "invalid commitTo index") {
-		msg := fmt.Sprintf("raft log: the leader committed an entry this node acknowledged but no longer has ("+format+"): its Raft log lost synced entries; this node refuses to serve", args...)
+	// A node whose disk lost what it synced (its Raft log or its state)
+	// says so and stops, in one line (refusal).
+	if msg, ok := refusal(format, args...); ok {
 		if hint := rebuildHint.Load(); hint != nil {
 			msg += ". " + *hint
 		}
@@ -277,6 +242,7 @@ func (l *raftLogger) Panicf(format string, args ...interface{}) {
 		exitProcess(1)
 		return
 	}
+	l.log.Error().Msgf(format, args...)
 	panic(fmt.Sprintf(format, args...))
 }
 
@@ -493,21 +459,17 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 	}
 	data := cmd.Encode()
 	changed := r.leaders.changed()
-	start := time.Now()
 	rs, err := r.proposeOnce(data)
 	if err != nil {
 		go done(nil, fmt.Errorf("propose: %w", err))
 		return
 	}
-	r.inflight.Add(int64(len(data)))
 	go func() {
 		res, err := r.await(changed, data, rs, retrySafe(cmd), abandonAfterFor(cmd))
-		r.inflight.Add(-int64(len(data)))
 		if err != nil {
 			done(nil, err)
 			return
 		}
-		r.noteLatency(time.Since(start))
 		out, err := sm.DecodeResult(res.GetResult().Data)
 		done(out, err)
 	}()
@@ -586,7 +548,7 @@ func retrySafe(cmd *sm.Command) bool {
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
 func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
-	wait := r.retryAfter()
+	wait := proposalRetryAfter
 	if !retry {
 		wait = abandon
 	}
@@ -647,7 +609,7 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 				r.log.Info().Int("attempt", attempts+1).Dur("waited", wait).Msg("proposal unanswered (its message may have been dropped); proposing it again")
 				watch(rs)
 			}
-			wait = min(2*wait, max(maxProposalRetryAfter, r.retryAfter()))
+			wait = min(2*wait, maxProposalRetryAfter)
 			timer.Reset(wait)
 		}
 	}

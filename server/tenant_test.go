@@ -18,6 +18,8 @@ import (
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/node"
+	"github.com/zkbridge/zkbridge/server/zk"
+	"github.com/zkbridge/zkbridge/zkproto"
 )
 
 // freeTenantPort returns a port free on every one of hosts a moment ago:
@@ -393,4 +395,85 @@ func TestNativeAPIServesTenants(t *testing.T) {
 	})
 	_, err = nc.Get(ctx, &zkbridgev1.GetRequest{Tenant: "fluss", Path: "/cfg"})
 	wantCode(t, "a deleted tenant", err, codes.InvalidArgument)
+}
+
+func TestTenantLimits(t *testing.T) {
+	s := startTestServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, "127.0.0.1")
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "small", Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "small", port)
+	base := s.Tenant("small").TreeStats().Nodes
+	update := func(r TenantRequest) {
+		t.Helper()
+		r.Name, r.Port = "small", port
+		if _, err := s.UpdateTenant(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		// Applied by the reconcile the update pokes.
+		eventually(t, 10*time.Second, "the new limits in force", func() bool {
+			return s.tenants.get("small").spec.MaxZnodes == r.MaxZnodes && s.tenants.get("small").spec.MaxSessions == r.MaxSessions &&
+				s.tenants.get("small").spec.MaxOpsPerSec == r.MaxOpsPerSec && s.tenants.get("small").spec.MaxBytes == r.MaxBytes
+		})
+	}
+	update(TenantRequest{MaxZnodes: base + 2, MaxBytes: 100, MaxSessions: 1})
+	door := func() *zk.Server { return s.tenants.get("small").door }
+	zc, _ := connectZK(t, s.TenantAddr("small"))
+	acl := gozk.WorldACL(gozk.PermAll)
+	for _, p := range []string{"/a", "/b"} {
+		if _, err := zc.Create(p, nil, 0, acl); err != nil {
+			t.Fatalf("create %s within the limit: %v", p, err)
+		}
+	}
+	// go-zookeeper has no name for QuotaExceeded (-125).
+	quota := func(err error) bool { return err != nil && strings.Contains(err.Error(), "-125") }
+	if _, err := zc.Create("/c", nil, 0, acl); !quota(err) {
+		t.Fatalf("create past max znodes: %v; want QuotaExceeded", err)
+	}
+	if _, err := zc.Set("/a", make([]byte, 101), -1); !quota(err) {
+		t.Fatalf("set past max bytes: %v; want QuotaExceeded", err)
+	}
+	if _, err := zc.Set("/a", make([]byte, 10), -1); err != nil {
+		t.Fatalf("set within max bytes: %v", err)
+	}
+	if n := door().LimitCounts().QuotaExceeded; n != 2 {
+		t.Fatalf("quota refusals counted %d, want 2", n)
+	}
+	// A second session is refused: the connection closes.
+	nc, err := net.DialTimeout("tcp", s.TenantAddr("small"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testClient{t: t, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20)}
+	defer nc.Close()
+	c.write(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	if !c.closed(10 * time.Second) {
+		t.Fatal("a session past max sessions was not refused")
+	}
+	if n := door().LimitCounts().SessionsRefused; n != 1 {
+		t.Fatalf("refused sessions counted %d, want 1", n)
+	}
+	// The rate limit holds requests back rather than failing them.
+	update(TenantRequest{MaxOpsPerSec: 20})
+	start := time.Now()
+	for i := 0; i < 60; i++ {
+		if _, _, err := zc.Get("/a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 60 requests at 20/s with a burst of 20: at least 2 s.
+	if d := time.Since(start); d < 1900*time.Millisecond {
+		t.Fatalf("60 requests at 20/s took %v", d)
+	}
+	if door().LimitCounts().Throttled == 0 {
+		t.Fatal("no throttled request counted")
+	}
+	// Lifted limits: the create goes through.
+	update(TenantRequest{})
+	if _, err := zc.Create("/c", nil, 0, acl); err != nil {
+		t.Fatalf("create without limits: %v", err)
+	}
 }

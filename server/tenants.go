@@ -165,13 +165,19 @@ func (ts *tenantSet) reconcile() {
 		spec, ok := want[name]
 		if ok && spec.Shard == t.spec.Shard {
 			if spec.Port != t.spec.Port || spec.SecurePort != t.spec.SecurePort {
-				// New ports: a new door on the same replica.
-				ts.log.Info().Str("tenant", name).Int("port", spec.Port).Msg("tenant ports changed: reopening its listeners")
-				t.door.Close()
-				t.door.Wait()
-				ts.openDoorLocked(t, spec)
+				// New ports: the door and the replica restart (a door
+				// subscribes to its node before the node starts).
+				ts.log.Info().Str("tenant", name).Int("port", spec.Port).Int("secure_port", spec.SecurePort).
+					Msg("tenant ports changed: restarting it on the new ones")
+				t.shutdown()
+				delete(ts.running, name)
+				if err := ts.startLocked(spec); err != nil {
+					ts.log.Error().Err(err).Str("tenant", name).Msg("restart tenant on its new ports (will retry)")
+				}
+				continue
 			}
 			t.spec = spec
+			t.door.SetTenantLimits(limitsOf(spec))
 			continue
 		}
 		ts.log.Info().Str("tenant", name).Uint64("shard", t.spec.Shard).Msg("tenant deleted: stopping its replica and removing its data")
@@ -216,25 +222,12 @@ func (ts *tenantSet) startLocked(spec sm.Tenant) error {
 		t.door.Close()
 		return err
 	}
+	t.door.SetTenantLimits(limitsOf(spec))
 	t.door.Serve()
 	ts.running[spec.Name] = t
 	ts.log.Info().Str("tenant", spec.Name).Uint64("shard", spec.Shard).Str("client_addr", t.door.Addr()).
 		Uints64("replicas", spec.Replicas).Msg("tenant serving")
 	return nil
-}
-
-// openDoorLocked replaces a running tenant's door (new ports).
-func (ts *tenantSet) openDoorLocked(t *tenant, spec sm.Tenant) {
-	cfg, err := ts.doorConfig(spec)
-	if err == nil {
-		d := zk.New(cfg, t.node, t.node.Logger())
-		if err = d.Listen(); err == nil {
-			d.Serve()
-			t.door = d
-			return
-		}
-	}
-	ts.log.Error().Err(err).Str("tenant", spec.Name).Msg("reopen the tenant's listeners")
 }
 
 // doorConfig is the node's configuration with the tenant's client ports,
@@ -592,4 +585,8 @@ func (a tenantNative) ListTenants(context.Context) ([]*zkbridgev1.TenantInfo, er
 
 func (a tenantNative) DeleteTenant(ctx context.Context, name string, force bool) error {
 	return nativeTenantErr(a.s.DeleteTenant(ctx, name, force))
+}
+
+func limitsOf(t sm.Tenant) zk.TenantLimits {
+	return zk.TenantLimits{MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
 }

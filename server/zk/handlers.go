@@ -24,6 +24,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 	c.stats.mu.Unlock()
 	c.srv.metrics.packetsReceived.Add(1)
 	c.srv.node.TouchSession(c.sessionID())
+	if h.Type != zkproto.OpPing {
+		c.srv.throttleRequest() // a tenant's request rate limit; pings keep sessions alive
+	}
 
 	if h.Type != zkproto.OpAuth && h.Type != zkproto.OpSASL && !c.enforceAuth(h.Xid) {
 		return false
@@ -216,7 +219,7 @@ func (c *conn) commandHeader() sm.Header {
 // the entry is applied; many writes may be in flight.
 func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 	p := c.addPending(h.Xid, h.Type)
-	cmd := &sm.Command{Header: c.commandHeader(), Op: op}
+	cmd := &sm.Command{Header: c.commandHeader(), Op: c.srv.quotaCheck(op)}
 	c.srv.node.Propose(cmd, func(res *sm.Result, err error) {
 		if err != nil {
 			// The outcome is unknown: close, as ZooKeeper does on a lost

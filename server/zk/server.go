@@ -54,6 +54,8 @@ type Server struct {
 	sasl saslState
 	// throttle is the global connection rate limit (limits.go).
 	throttle *connThrottle
+	// tenantLimits are a tenant's quotas and rate limit (tenant.go).
+	tenantLimits tenantLimits
 }
 
 // New creates the door of node n and subscribes it to the node's applied

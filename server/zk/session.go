@@ -64,6 +64,11 @@ func handshakeCatchUp(req *zkproto.ConnectRequest) time.Duration {
 }
 
 func (c *conn) createSession(req *zkproto.ConnectRequest, timeout int32) bool {
+	if !c.srv.admitSession() {
+		c.log.Warn().Int64("max_sessions", c.srv.currentLimits().MaxSessions).
+			Msg("the tenant has its maximum of sessions; refusing this connection (raise it with zkbridge tenant update --max-sessions)")
+		return false
+	}
 	passwd := make([]byte, zkproto.PasswordLength)
 	if _, err := rand.Read(passwd); err != nil {
 		c.log.Error().Err(err).Msg("no randomness for a session password")

@@ -60,6 +60,35 @@ type raftNode struct {
 	session   *client.Session
 	log       zerolog.Logger
 	leaders   *leaderWatch
+	// latency is a moving average of this replica's recent proposal
+	// latencies, in ns (retryAfter).
+	latency atomic.Int64
+	// inflight is the size of this replica's proposals still waiting, in
+	// bytes (retryAfter).
+	inflight atomic.Int64
+}
+
+// noteLatency folds a completed proposal's latency into the average
+// (weight 1/8; concurrent updates may lose one, which is harmless).
+func (r *raftNode) noteLatency(d time.Duration) {
+	old := r.latency.Load()
+	r.latency.Store(old + (int64(d)-old)/8)
+}
+
+// retryAfter is how long a proposal waits for its result before it is
+// proposed again: proposalRetryAfter plus the time the log takes to carry
+// what this replica has in flight at a modest 8 MiB/s, or four times the
+// recent average latency when the log is that slow. Under a load that
+// holds every write for seconds (a multi of 1,000 ops at 320 outstanding
+// waits 6 s in ZooKeeper too), a fixed 500 ms sent nearly every proposal
+// again, each copy one more large entry to replicate, sync and reject:
+// 1,100 copies in 8 s, all of it load on a log already behind (issue 36).
+// A dropped proposal is still proposed again, after a wait in proportion
+// to the load; with small writes and a healthy log the wait stays 500 ms.
+func (r *raftNode) retryAfter() time.Duration {
+	const slowLog = 8 << 20 // bytes per second
+	queued := time.Duration(r.inflight.Load()) * time.Second / slowLog
+	return max(proposalRetryAfter+queued, 4*time.Duration(r.latency.Load()))
 }
 
 // leaderWatch closes the current channel whenever its shard's leader (or
@@ -459,17 +488,21 @@ func (r *raftNode) propose(cmd *sm.Command, done func(*sm.Result, error)) {
 	}
 	data := cmd.Encode()
 	changed := r.leaders.changed()
+	start := time.Now()
 	rs, err := r.proposeOnce(data)
 	if err != nil {
 		go done(nil, fmt.Errorf("propose: %w", err))
 		return
 	}
+	r.inflight.Add(int64(len(data)))
 	go func() {
 		res, err := r.await(changed, data, rs, retrySafe(cmd), abandonAfterFor(cmd))
+		r.inflight.Add(-int64(len(data)))
 		if err != nil {
 			done(nil, err)
 			return
 		}
+		r.noteLatency(time.Since(start))
 		out, err := sm.DecodeResult(res.GetResult().Data)
 		done(out, err)
 	}()
@@ -548,7 +581,7 @@ func retrySafe(cmd *sm.Command) bool {
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
 func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
-	wait := proposalRetryAfter
+	wait := r.retryAfter()
 	if !retry {
 		wait = abandon
 	}
@@ -609,7 +642,7 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 				r.log.Info().Int("attempt", attempts+1).Dur("waited", wait).Msg("proposal unanswered (its message may have been dropped); proposing it again")
 				watch(rs)
 			}
-			wait = min(2*wait, maxProposalRetryAfter)
+			wait = min(2*wait, max(maxProposalRetryAfter, r.retryAfter()))
 			timer.Reset(wait)
 		}
 	}

@@ -155,7 +155,9 @@ type Config struct {
 	// ChildCommand starts this program as a load-generator process, for
 	// sessions runs larger than one process's open-file limit (the child
 	// recognises itself with IsSessionsChild).
-	ChildCommand   []string
+	ChildCommand []string
+	// testHook stands in for Hook in this package's tests.
+	testHook       func(phase string) error
 	Duration       time.Duration // measured time (ignored when Ops > 0)
 	Ops            int64         // measured op count (0: run for Duration)
 	Warmup         time.Duration // unmeasured load before the measurement
@@ -251,7 +253,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("storm address %s is not one of the servers", c.StormAddr)
 	case c.StormAddr != "" && len(c.Addrs) < 2:
 		return fmt.Errorf("a storm needs another server for the sessions to move to")
-	case c.StormAddr != "" && c.Hook == "":
+	case c.StormAddr != "" && c.Hook == "" && c.testHook == nil:
 		return fmt.Errorf("a storm needs a hook that stops the server at %s", c.StormAddr)
 	case c.ReconnectJitter < 0 || c.StormWait < 0:
 		return fmt.Errorf("reconnect jitter and storm wait must not be negative")

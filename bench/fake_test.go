@@ -24,7 +24,22 @@ type fakeServer struct {
 	refuse   atomic.Bool // drop connections before the handshake reply
 
 	sessions, closes, exists atomic.Int64
+	expire                   atomic.Bool // answer a resume (a handshake with a session id) with "expired"
 	wg                       sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+// kill stops the fake as a killed server stops: no more connections, and
+// the open ones reset.
+func (f *fakeServer) kill() {
+	f.ln.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for nc := range f.conns {
+		nc.Close()
+	}
 }
 
 func startFake(t *testing.T) *fakeServer {
@@ -53,8 +68,19 @@ func startFake(t *testing.T) *fakeServer {
 func (f *fakeServer) addr() string { return f.ln.Addr().String() }
 
 func (f *fakeServer) serve(nc net.Conn) {
+	f.mu.Lock()
+	if f.conns == nil {
+		f.conns = map[net.Conn]bool{}
+	}
+	f.conns[nc] = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.conns, nc)
+		f.mu.Unlock()
+	}()
 	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = nc.SetDeadline(time.Now().Add(60 * time.Second))
 	fr := zkproto.NewFrameReader(bufio.NewReader(nc), 0)
 	frame, err := fr.Next()
 	if err != nil || f.refuse.Load() {
@@ -64,8 +90,14 @@ func (f *fakeServer) serve(nc net.Conn) {
 	if zkproto.Unmarshal(frame, &creq) != nil {
 		return
 	}
-	id := f.sessions.Add(1)
+	id := creq.SessionID
+	if id == 0 {
+		id = f.sessions.Add(1)
+	}
 	resp := zkproto.ConnectResponse{TimeOut: creq.TimeOut, SessionID: id, Passwd: make([]byte, zkproto.PasswordLength)}
+	if creq.SessionID != 0 && f.expire.Load() {
+		resp = zkproto.ConnectResponse{Passwd: make([]byte, zkproto.PasswordLength)}
+	}
 	if zkproto.WriteFrame(nc, zkproto.Marshal(&resp)) != nil {
 		return
 	}

@@ -113,7 +113,7 @@ type sessionGroup struct {
 type heldSession struct {
 	g        *sessionGroup
 	idx      int
-	addr     int // index into share.Addrs of the server it is on
+	addr     atomic.Int32 // index into share.Addrs of the server it is on
 	id       int64
 	passwd   []byte
 	zxid     atomic.Int64
@@ -273,8 +273,9 @@ func (s *heldSession) resume(rng *rand.Rand) bool {
 			return false
 		default:
 		}
-		s.addr = (s.addr + 1) % n
-		expired, err := s.handshake(g.share.Addrs[s.addr], g.share.Timeout)
+		next := (int(s.addr.Load()) + 1) % n
+		s.addr.Store(int32(next))
+		expired, err := s.handshake(g.share.Addrs[next], g.share.Timeout)
 		if expired {
 			s.state.Store(sessionExpired)
 			g.mu.Lock()
@@ -323,8 +324,8 @@ func (g *sessionGroup) open() error {
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
 	for i := range sh.Count {
-		s := &heldSession{g: g, idx: sh.First + i, addr: (sh.First + i) % len(sh.Addrs),
-			quit: make(chan struct{}), done: make(chan struct{}, 1)}
+		s := &heldSession{g: g, idx: sh.First + i, quit: make(chan struct{}), done: make(chan struct{}, 1)}
+		s.addr.Store(int32((sh.First + i) % len(sh.Addrs)))
 		g.sessions[i] = s
 		wg.Add(1)
 		sem <- struct{}{}
@@ -334,7 +335,7 @@ func (g *sessionGroup) open() error {
 			var err error
 			for try := 0; try < 3; try++ { // a handshake lost in a burst is retried
 				var expired bool
-				if expired, err = s.handshake(sh.Addrs[s.addr], sh.Timeout); err == nil && !expired {
+				if expired, err = s.handshake(sh.Addrs[s.addr.Load()], sh.Timeout); err == nil && !expired {
 					return
 				}
 				if err == nil {
@@ -342,7 +343,7 @@ func (g *sessionGroup) open() error {
 				}
 			}
 			select {
-			case errs <- fmt.Errorf("session %d on %s: %w", s.idx, sh.Addrs[s.addr], err):
+			case errs <- fmt.Errorf("session %d on %s: %w", s.idx, sh.Addrs[s.addr.Load()], err):
 			default:
 			}
 		}()
@@ -371,7 +372,7 @@ func (g *sessionGroup) storm() {
 	}
 	marked := 0
 	for _, s := range g.sessions {
-		if sh.Addrs[s.addr] == sh.StormAddr {
+		if sh.Addrs[s.addr.Load()] == sh.StormAddr {
 			s.onStorm = true
 			marked++
 		}
@@ -382,7 +383,7 @@ func (g *sessionGroup) storm() {
 		settled := true
 		for _, s := range g.sessions {
 			st := s.state.Load()
-			if st == sessionLost || (s.onStorm && st == sessionUp && sh.Addrs[s.addr] == sh.StormAddr) {
+			if st == sessionLost || (s.onStorm && st == sessionUp && sh.Addrs[s.addr.Load()] == sh.StormAddr) {
 				settled = false
 				break
 			}

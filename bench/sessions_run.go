@@ -160,6 +160,9 @@ func (r *runner) sleep(d time.Duration) bool {
 // moment to measure the servers (memory after a GC) or act on them (stop
 // one). No hook: nothing to do.
 func (r *runner) hook(phase string) error {
+	if r.cfg.testHook != nil {
+		return r.cfg.testHook(phase)
+	}
 	if r.cfg.Hook == "" {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -304,6 +305,23 @@ func (t *txn) aclUnref(id uint64) error {
 	return nil
 }
 
+// decodedACL is an ACL list as stored (without its reference count) and
+// decoded.
+type decodedACL struct {
+	list []byte
+	acl  []zkproto.ACL
+}
+
+// maxDecodedACLs bounds txn.acls; past it the map starts over. A tree
+// has few distinct ACLs.
+const maxDecodedACLs = 1024
+
+// aclGet returns the ACL list of id. Every setData (twice: the check and
+// the event), delete and event asks for its node's list, so decoded lists
+// are kept by id: decoding them again was a tenth of the leader's CPU
+// under multi. A kept list serves only while the stored list bytes are
+// the same, so an id freed and reused for another list is decoded afresh.
+// The returned slice is shared: callers only read it.
 func (t *txn) aclGet(id uint64) ([]zkproto.ACL, error) {
 	rec, err := t.get(aclKey(id))
 	if err != nil {
@@ -312,6 +330,22 @@ func (t *txn) aclGet(id uint64) ([]zkproto.ACL, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("acl %d: missing record", id)
 	}
+	_, n := binary.Uvarint(rec)
+	if n <= 0 { // malformed: the decoder says how
+		_, acl, err := decodeACLRec(rec)
+		return acl, err
+	}
+	list := rec[n:]
+	if d, ok := t.acls[id]; ok && bytes.Equal(d.list, list) {
+		return d.acl, nil
+	}
 	_, acl, err := decodeACLRec(rec)
-	return acl, err
+	if err != nil {
+		return nil, err
+	}
+	if len(t.acls) >= maxDecodedACLs {
+		clear(t.acls)
+	}
+	t.acls[id] = decodedACL{list: bytes.Clone(list), acl: acl}
+	return acl, nil
 }

@@ -50,6 +50,8 @@ type txn struct {
 	// cache holds committed node records across Updates; nil outside
 	// Update.
 	cache *nodeCache
+	// acls holds decoded ACL lists by id across Updates (aclGet).
+	acls map[uint64]decodedACL
 	// flush's buffers, kept for the next flush.
 	writes  []pendingWrite
 	order   []int32
@@ -76,6 +78,7 @@ func newTxn(b *pebble.Batch) *txn {
 		nodes: map[string]*nodeSlot{}, kv: map[string]*kvSlot{},
 		pendingNodes: map[string]bool{}, pendingKV: map[string][]byte{},
 		written: map[string]*nodeRec{},
+		acls:    map[uint64]decodedACL{},
 	}
 }
 

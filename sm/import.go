@@ -85,14 +85,37 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		res.Err, res.Path = code, p
 		return nil
 	}
+	// run is the parent the last nodes went under. When it had no
+	// children as the run began, its children are all this command's, so
+	// while their names increase none of them can exist yet: no lookup at
+	// all (an export is mostly such runs, a parent and then its children
+	// in order).
+	var run struct {
+		path   string
+		parent *nodeRec // the overlay's record, which importCreate updates
+		fresh  bool
+		last   string // the name created last under it
+	}
 	for i := range o.Nodes {
 		in := &o.Nodes[i]
 		parentPath, ok := parentOf(in.Path)
 		if !ok || !validPath(in.Path) || zkproto.IsSpecialPath(in.Path) || in.Creates < 0 {
 			return fail(zkproto.ErrBadArguments, in.Path)
 		}
+		name := in.Path[len(parentPath):]
+		if parentPath != "/" {
+			name = name[1:]
+		}
+		if run.parent == nil || parentPath != run.path {
+			parent, err := a.t.node(parentPath)
+			if err != nil {
+				return err
+			}
+			run.path, run.parent, run.last = parentPath, parent, ""
+			run.fresh = parent != nil && parent.numChildren == 0
+		}
 		var existing *nodeRec
-		if !a.t.surelyAbsent(in.Path) {
+		if !(run.fresh && name > run.last) && !a.t.surelyAbsent(in.Path) {
 			var err error
 			if existing, err = a.t.node(in.Path); err != nil {
 				return err
@@ -104,10 +127,7 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 			}
 			return fail(zkproto.ErrNodeExists, in.Path)
 		}
-		parent, err := a.t.node(parentPath)
-		if err != nil {
-			return err
-		}
+		parent := run.parent
 		if parent == nil {
 			return fail(zkproto.ErrNoNode, in.Path)
 		}
@@ -122,6 +142,11 @@ func (a *applier) importNodes(o *ImportNodes, res *Result) error {
 		}
 		if made != nil {
 			made[in.Path] = true
+		}
+		if name > run.last {
+			run.last = name
+		} else {
+			run.fresh = false
 		}
 		created.add(in.Path)
 	}

@@ -171,3 +171,45 @@ func TestImportRecordsOneSnapshotPoint(t *testing.T) {
 		t.Fatalf("a merge that created nothing: %+v, record %+v", r, rec)
 	}
 }
+
+// A duplicate in a batch fails it with NodeExists, whatever the order of
+// the names around it (children of a parent that had none are not looked
+// up while their names increase); so does a node an earlier batch made,
+// and a batch that comes back to a parent it left.
+func TestImportDuplicatesInABatch(t *testing.T) {
+	h := newHarness(t, Config{})
+	for _, c := range []struct {
+		paths []string
+		dup   string
+	}{
+		{[]string{"/p", "/p/b", "/p/a", "/p/b"}, "/p/b"},
+		{[]string{"/q", "/q/a", "/q/b", "/q/a"}, "/q/a"},
+		{[]string{"/r", "/r/a", "/r/a"}, "/r/a"},
+		{[]string{"/s", "/s/a", "/s/a/x", "/s/b", "/s/a"}, "/s/a"},
+		{[]string{"/t", "/t/a", "/u", "/t/a"}, "/t/a"},
+	} {
+		var nodes []ImportedNode
+		for _, p := range c.paths {
+			nodes = append(nodes, ImportedNode{Path: p})
+		}
+		r := h.do(0, &ImportNodes{Nodes: nodes})
+		if r.Err != zkproto.ErrNodeExists || r.Path != c.dup || h.exists(c.paths[0]) {
+			t.Fatalf("import %v: %+v (want NodeExists at %s, nothing applied)", c.paths, r, c.dup)
+		}
+		if r := h.do(0, &ImportNodes{Merge: true, Nodes: nodes}); r.Err != zkproto.ErrNodeExists || r.Path != c.dup {
+			t.Fatalf("merge of %v: %+v (a duplicate within the batch is still one)", c.paths, r)
+		}
+	}
+	if r := h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/v"}, {Path: "/v/a"}, {Path: "/v/c"}}}); r.Err != zkproto.ErrOK {
+		t.Fatalf("import: %+v", r)
+	}
+	if r := h.do(0, &ImportNodes{Nodes: []ImportedNode{{Path: "/v/b"}, {Path: "/v/c"}}}); r.Err != zkproto.ErrNodeExists || r.Path != "/v/c" || h.exists("/v/b") {
+		t.Fatalf("import over an earlier batch's node: %+v", r)
+	}
+	if r := h.do(0, &ImportNodes{Merge: true, Nodes: []ImportedNode{{Path: "/v/b"}, {Path: "/v/c"}, {Path: "/v/d"}}}); r.Err != zkproto.ErrOK || !h.exists("/v/b") || !h.exists("/v/d") {
+		t.Fatalf("merge over an earlier batch's node: %+v", r)
+	}
+	if st := h.stat("/v"); st.NumChildren != 4 {
+		t.Fatalf("/v has %d children, want 4", st.NumChildren)
+	}
+}

@@ -207,6 +207,9 @@ func (res *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "  server pid %d %s: %d sessions, RSS %.0f -> %.0f MB, %.1f kB per session\n",
 				n.PID, n.Addr, n.Sessions, n.RSSBeforeMB, n.RSSAfterMB, n.RSSPerSessionKB)
 		}
+		if s.LostBeforeStorm > 0 {
+			fmt.Fprintf(&b, "before the storm: %d connections failed, %d sessions expired\n", s.LostBeforeStorm, s.ExpiredBeforeStorm)
+		}
 		if s.StormAddr != "" {
 			fmt.Fprintf(&b, "storm: %s stopped; %d sessions lost, %d resumed elsewhere, %d expired, %d unresolved; the last resumed %.2f s after the stop\n",
 				s.StormAddr, s.Lost, s.Resumed, s.Expired, s.Unresolved, s.StormS)

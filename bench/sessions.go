@@ -45,7 +45,13 @@ type SessionsResult struct {
 	// holds.
 	PerNode []NodeSessions `json:"per_node,omitempty"`
 	// The storm (StormAddr set).
-	StormAddr   string  `json:"storm_addr,omitempty"`
+	StormAddr string `json:"storm_addr,omitempty"`
+	// Before the storm: connections that failed while only pinging (a
+	// server or the load generator starved past the timeout) and sessions
+	// that expired then.
+	LostBeforeStorm    int `json:"lost_before_storm"`
+	ExpiredBeforeStorm int `json:"expired_before_storm"`
+	// From the start, the storm included:
 	Lost        int     `json:"lost"`           // sessions whose connection failed
 	Resumed     int     `json:"resumed"`        // reconnected to another server, session intact
 	Expired     int     `json:"expired"`        // the server said the session was gone
@@ -81,6 +87,8 @@ type shareReport struct {
 	Pings            Histogram `json:"pings"`
 	Resumes          Histogram `json:"resumes"`
 	PingTimeouts     int64     `json:"ping_timeouts"`
+	LostBefore       int       `json:"lost_before_storm"`
+	ExpiredBefore    int       `json:"expired_before_storm"`
 	Lost             int       `json:"lost"`
 	Resumed          int       `json:"resumed"`
 	Expired          int       `json:"expired"`
@@ -102,6 +110,8 @@ type sessionGroup struct {
 	resumes     Histogram
 	pingLate    int64
 	lost        int
+	lostBefore  int // lost and expired when the storm began
+	expBefore   int
 	resumed     int
 	expired     int
 	lastResumed time.Time
@@ -367,6 +377,9 @@ func (g *sessionGroup) open() error {
 // each of them has been lost and every lost session is resumed or expired.
 func (g *sessionGroup) storm() {
 	sh := g.share
+	g.mu.Lock()
+	g.lostBefore, g.expBefore = g.lost, g.expired
+	g.mu.Unlock()
 	if sh.StormAddr == "" {
 		return
 	}
@@ -404,6 +417,7 @@ func (g *sessionGroup) report() shareReport {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	rep := shareReport{Pings: g.pings, Resumes: g.resumes, PingTimeouts: g.pingLate, Lost: g.lost,
+		LostBefore: g.lostBefore, ExpiredBefore: g.expBefore,
 		Resumed: g.resumed, Expired: g.expired, Interval: g.interval.Seconds()}
 	if !g.lastResumed.IsZero() {
 		rep.LastResumedUnixN = g.lastResumed.UnixNano()

@@ -121,6 +121,8 @@ func (r *runner) sessions() ([]*connStats, *SessionsResult, error) {
 		resume.ops[OpResume].ok += int64(rep.Resumed)
 		resume.ops[OpResume].failN("SessionExpired", int64(rep.Expired))
 		resume.ops[OpResume].failN("NotResumed", int64(rep.Unresolved))
+		res.LostBeforeStorm += rep.LostBefore
+		res.ExpiredBeforeStorm += rep.ExpiredBefore
 		res.Lost += rep.Lost
 		res.Resumed += rep.Resumed
 		res.Expired += rep.Expired

@@ -64,7 +64,7 @@ func runStorm(t *testing.T, expire bool) *Result {
 func TestSessionsStormResumesElsewhere(t *testing.T) {
 	res := runStorm(t, false)
 	s := res.Sessions
-	if s == nil || s.Sessions != 40 || s.Lost != 20 || s.Resumed != 20 || s.Expired != 0 || s.Unresolved != 0 {
+	if s == nil || s.Sessions != 40 || s.Lost != 20 || s.Resumed != 20 || s.Expired != 0 || s.Unresolved != 0 || s.LostBeforeStorm != 0 {
 		t.Fatalf("sessions %+v, want 40 held, the 20 on the stopped server lost and resumed", s)
 	}
 	if s.StormS <= 0 || s.StormS > 5 || !s.StormKilled {

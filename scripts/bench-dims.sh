@@ -33,7 +33,10 @@
 #             children is ~12 MB, over jute.maxbuffer: both send it whole,
 #             see compat-tests/wide.go).
 #   bigtree   1 node each: DIMS_BIGTREE znodes (default 10000000) via
-#             bench-vs-zk.sh's memory run (RSS, restart to serving).
+#             bench-vs-zk.sh's memory run (RSS, heap, restart to serving),
+#             ZooKeeper's heap DIMS_BIGTREE_ZK_HEAP (default 8g). Snapshot
+#             size and time and a new follower's catch-up are not measured
+#             yet.
 #
 # ZooKeeper: Debian's 3.8, default JVM flags (G1 on JDK 17) with a fixed
 # heap of ZK_HEAP per node (default 2g: -Xms2g -Xmx2g), forceSync on,
@@ -275,7 +278,8 @@ run_wide() {
 
 run_bigtree() {
   log "bigtree: bench-vs-zk.sh's memory and restart run with $bigtree znodes"
-  BENCH_NODES="" BENCH_MEMORY=1 BENCH_ZNODES=$bigtree ZKBRIDGE_BIN=$bin bash "$here/scripts/bench-vs-zk.sh" |
+  BENCH_NODES="" BENCH_MEMORY=1 BENCH_ZNODES=$bigtree ZKBRIDGE_BIN=$bin ZK_HEAP=${DIMS_BIGTREE_ZK_HEAP:-8g} \
+    bash "$here/scripts/bench-vs-zk.sh" |
     tee "$work/results/bigtree.txt"
 }
 

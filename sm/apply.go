@@ -402,6 +402,9 @@ func (a *applier) check(o *Check) (zkproto.ErrCode, error) {
 // 0 before the failing op, its code, RuntimeInconsistency after it.
 func (a *applier) multi(o *Multi) ([]OpResult, error) {
 	res := make([]OpResult, len(o.Ops))
+	if a.events == nil { // one event per op, mostly: one allocation, not five growths
+		a.events = make([]Event, 0, len(o.Ops))
+	}
 	failed := -1
 	var failCode zkproto.ErrCode
 	a.inMulti = map[string]*quotaPending{}

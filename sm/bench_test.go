@@ -198,3 +198,49 @@ func BenchmarkMillionZnodes(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkApplyMulti applies multis of ops setData each (the bench
+// workload's multi), 64 entries per Update; allocations are per multi.
+func BenchmarkApplyMulti(b *testing.B) {
+	for _, ops := range []int{10, 100} {
+		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
+			s, sess, idx := benchSM(b, b.TempDir())
+			defer s.Close()
+			data := make([]byte, 100)
+			seq := uint64(1)
+			var setup []sm.Entry
+			for i := 0; i < ops; i++ {
+				seq++
+				idx++
+				c := &Command{Header: Header{Session: sess, Conn: 1, Seq: seq, Time: 3}, Op: &Create{OpCode: zkproto.OpCreate, Path: "/b/x" + strconv.Itoa(i), ACL: open}}
+				setup = append(setup, sm.Entry{Index: idx, Cmd: c.Encode()})
+			}
+			if _, err := s.Update(setup); err != nil {
+				b.Fatal(err)
+			}
+			multi := &Multi{}
+			for i := 0; i < ops; i++ {
+				multi.Ops = append(multi.Ops, &SetData{Path: "/b/x" + strconv.Itoa(i), Data: data, Version: -1})
+			}
+			ents := make([]sm.Entry, 0, 64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				seq++
+				idx++
+				c := &Command{Header: Header{Session: sess, Conn: 1, Seq: seq, Time: int64(i)}, Op: multi}
+				ents = append(ents, sm.Entry{Index: idx, Cmd: c.Encode()})
+				if len(ents) == cap(ents) || i == b.N-1 {
+					out, err := s.Update(ents)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r, _ := DecodeResult(out[len(out)-1].Result.Data); r.Err != 0 {
+						b.Fatalf("apply failed: %v", r.Err)
+					}
+					ents = ents[:0]
+				}
+			}
+		})
+	}
+}

@@ -362,7 +362,10 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Result, error) {
 	a.index = e.Index
 	a.zxid = a.zxidBase + int64(e.Index)
-	a.events, a.changes, a.sizes, a.fenced = nil, nil, TreeStats{}, false
+	// The changes are encoded below and dropped, so their slice serves the
+	// next entry; the events go out with the result and are the entry's own.
+	clear(a.changes)
+	a.events, a.changes, a.sizes, a.fenced = nil, a.changes[:0], TreeStats{}, false
 	if len(e.Cmd) == 0 {
 		return &Result{Index: e.Index, Zxid: a.zxid}, nil
 	}

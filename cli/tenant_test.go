@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -66,6 +68,19 @@ func TestTenantCommandsTalkToANode(t *testing.T) {
 	}
 	if out, err := run("list", "--admin", srv.AdminAddr()); err != nil || !strings.Contains(out, "kafka-a") || !strings.Contains(out, "OPS/S") {
 		t.Fatalf("list table: %q %v", out, err)
+	}
+	// /metrics labels every tenant's figures, the default's included.
+	resp, err := http.Get("http://" + srv.AdminAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`zkbridge_tenant_znode_count{tenant="kafka-a"}`, `zkbridge_tenant_znode_count{tenant="default"}`,
+		`zkbridge_tenant_quota_exceeded_total{tenant="kafka-a"} 0`, "\nzk_znode_count "} {
+		if !strings.Contains(string(body), want) {
+			t.Fatalf("/metrics lacks %s:\n%s", want, body)
+		}
 	}
 	if out, err := run("delete", "--admin", srv.AdminAddr(), "kafka-a"); err != nil || !strings.Contains(out, "deleted") {
 		t.Fatalf("delete: %q %v", out, err)

@@ -590,3 +590,22 @@ func (a tenantNative) DeleteTenant(ctx context.Context, name string, force bool)
 func limitsOf(t sm.Tenant) zk.TenantLimits {
 	return zk.TenantLimits{MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
 }
+
+func (a tenantAdmin) TenantGauges(emit func(tenant, name, help string, v float64)) {
+	a.s.zk.Gauges(func(name, help string, v float64) { emit(sm.DefaultTenant, name, help, v) })
+	a.s.tenants.mu.Lock()
+	running := make([]*tenant, 0, len(a.s.tenants.running))
+	for _, t := range a.s.tenants.running {
+		running = append(running, t)
+	}
+	a.s.tenants.mu.Unlock()
+	for _, t := range running {
+		name := t.spec.Name
+		t.door.Gauges(func(metric, help string, v float64) { emit(name, metric, help, v) })
+		c := t.door.LimitCounts()
+		emit(name, "quota_exceeded_total", "writes refused with QuotaExceeded by the tenant's znode or byte limit", float64(c.QuotaExceeded))
+		emit(name, "sessions_refused_total", "connections refused at the tenant's session limit", float64(c.SessionsRefused))
+		emit(name, "throttled_total", "requests held back by the tenant's request rate limit", float64(c.Throttled))
+		emit(name, "ops_per_sec", "the tenant's requests per second on this node (sampled every 2 s)", t.rate())
+	}
+}

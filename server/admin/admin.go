@@ -218,4 +218,5 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for id, n := range c.a.node.FollowerLag() {
 		ch <- prometheus.MustNewConstMetric(lag, prometheus.GaugeValue, float64(n), strconv.FormatUint(id, 10))
 	}
+	c.collectTenants(ch)
 }

@@ -2,7 +2,9 @@ package admin
 
 import (
 	"context"
+
 	"encoding/json"
+	"github.com/prometheus/client_golang/prometheus"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,6 +23,9 @@ type Tenants interface {
 	// TenantStatus maps an error to an HTTP status (404 unknown tenant,
 	// 409 exists or busy, 400 bad settings).
 	TenantStatus(err error) int
+	// TenantGauges reports every tenant's numeric mntr values (the default
+	// tenant's included) for /metrics, labelled with the tenant.
+	TenantGauges(emit func(tenant, name, help string, v float64))
 }
 
 // TenantForm is a create or update as posted: name, port, secure_port,
@@ -143,4 +148,26 @@ func parseTenantForm(r *http.Request) (TenantForm, error) {
 func IsBadForm(err error) bool {
 	_, ok := err.(badForm)
 	return ok
+}
+
+// tenantMetricPrefix names the per-tenant families on /metrics: mntr's
+// names without zk_, labelled tenant="…". The default tenant's unlabelled
+// zk_* series stay as they were; a family cannot mix labelled and
+// unlabelled series.
+const tenantMetricPrefix = "zkbridge_tenant_"
+
+func (c collector) collectTenants(ch chan<- prometheus.Metric) {
+	if c.a.tenants == nil {
+		return
+	}
+	descs := map[string]*prometheus.Desc{}
+	c.a.tenants.TenantGauges(func(tenant, name, help string, v float64) {
+		name = tenantMetricPrefix + strings.TrimPrefix(name, "zk_")
+		d := descs[name]
+		if d == nil {
+			d = prometheus.NewDesc(name, help, []string{"tenant"}, nil)
+			descs[name] = d
+		}
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, tenant)
+	})
 }

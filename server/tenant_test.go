@@ -477,3 +477,27 @@ func TestTenantLimits(t *testing.T) {
 		t.Fatalf("create without limits: %v", err)
 	}
 }
+
+func TestTenantLeadersSpread(t *testing.T) {
+	servers, hosts := startTenantCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names := []string{"t1", "t2", "t3", "t4", "t5"}
+	for _, name := range names {
+		port := freeTenantPort(t, hosts...)
+		if _, err := servers[0].CreateTenant(ctx, TenantRequest{Name: name, Port: port}); err != nil {
+			t.Fatal(err)
+		}
+		waitTenantServing(t, servers, hosts, name, port)
+	}
+	// Six shards (the default's and five) on three nodes: two leaders each.
+	var counts map[uint64]int
+	eventually(t, 60*time.Second, "leaders spread two per node", func() bool {
+		counts = map[uint64]int{}
+		counts[servers[0].Node().Raft().LeaderID]++
+		for _, name := range names {
+			counts[servers[0].Tenant(name).Raft().LeaderID]++
+		}
+		return counts[1] == 2 && counts[2] == 2 && counts[3] == 2
+	})
+}

@@ -196,6 +196,56 @@ func (ts *tenantSet) reconcile() {
 		}
 	}
 	ts.removeOrphansLocked(list)
+	ts.spreadLeadersLocked()
+}
+
+// spreadLeadersLocked moves tenant leaderships from the node leading the
+// most shards to the one leading the fewest, one transfer per pass, so
+// that every node's disk and CPU take a share of the writes. Only the
+// default tenant's leader decides (one decider, no tug of war), from what
+// it knows of the shards it hosts.
+func (ts *tenantSet) spreadLeadersLocked() {
+	if !ts.s.node.IsLeader() || len(ts.running) == 0 {
+		return
+	}
+	counts := map[uint64]int{}
+	for id := range ts.s.node.Membership().Voters {
+		counts[id] = 0
+	}
+	counts[ts.s.cfg.ReplicaID]++ // the default tenant's leader
+	leaders := map[string]uint64{}
+	for name, t := range ts.running {
+		st := t.node.Raft()
+		if !st.HasLeader {
+			return // an election in progress: look again next pass
+		}
+		leaders[name] = st.LeaderID
+		counts[st.LeaderID]++
+	}
+	names := make([]string, 0, len(leaders))
+	for name := range leaders {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		from := leaders[name]
+		t := ts.running[name]
+		var to uint64
+		for _, id := range t.spec.Replicas {
+			if _, voter := counts[id]; voter && id != from && (to == 0 || counts[id] < counts[to]) {
+				to = id
+			}
+		}
+		if to == 0 || counts[from] <= counts[to]+1 {
+			continue
+		}
+		ts.log.Info().Str("tenant", name).Uint64("from", from).Uint64("to", to).
+			Int("leading_from", counts[from]).Int("leading_to", counts[to]).Msg("spreading leaders: transferring a tenant's leadership")
+		if err := t.node.RequestLeaderTransfer(to); err != nil {
+			ts.log.Warn().Err(err).Str("tenant", name).Msg("leader transfer")
+		}
+		return
+	}
 }
 
 // startLocked starts a tenant's replica and opens its door.

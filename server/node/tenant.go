@@ -146,3 +146,13 @@ func (n *Node) Logger() zerolog.Logger { return n.log }
 // Config is the node's effective configuration (a tenant's: its own data
 // dir and members).
 func (n *Node) Config() config.Config { return n.cfg }
+
+// RequestLeaderTransfer asks the shard to make replica id its leader and
+// returns at once (leader spreading; TransferLeader waits and records a
+// configuration change).
+func (n *Node) RequestLeaderTransfer(id uint64) error {
+	if n.raft == nil {
+		return fmt.Errorf("leader transfer: the node is not started")
+	}
+	return n.raft.nh.RequestLeaderTransfer(n.raft.shard, id)
+}

@@ -60,6 +60,19 @@ func (h *History) LastFaultBefore(t time.Time) time.Time {
 	return last
 }
 
+// FaultDuring reports whether a fault was under way at some time in
+// [from, to].
+func (h *History) FaultDuring(from, to time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.faults {
+		if !f[0].After(to) && !f[1].Before(from) {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *History) Add(op Op) {
 	h.mu.Lock()
 	h.ops = append(h.ops, op)
@@ -102,11 +115,12 @@ func (h *History) WriteGap(from, to time.Time) time.Duration {
 // acknowledged operations (or from from / to to) within [from, to]. The
 // sessions workload's clients are left out: each of their rounds waits for
 // a session to close and its watch to fire by design; so are the ttl
-// workload's, each held to one node.
+// workload's, each held to one node, and the leases workload's, which hold
+// a lease for seconds between operations.
 func (h *History) ClientStall(from, to time.Time) time.Duration {
 	by := map[int][]time.Time{}
 	for _, op := range h.Ops("") {
-		if op.Workload == "sessions" || op.Workload == "ttl" {
+		if op.Workload == "sessions" || op.Workload == "ttl" || op.Workload == "leases" {
 			continue
 		}
 		if op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {

@@ -339,8 +339,12 @@ func Nemeses(hold time.Duration) []Nemesis {
 
 // Workloads returns the suite's workloads.
 func Workloads() []Workload {
-	return []Workload{registers{keys: 3}, set{}, counter{}, &sessions{}, &ttlNodes{}}
+	return []Workload{registers{keys: 3}, set{}, counter{}, &sessions{}, &ttlNodes{}, &leases{}}
 }
+
+// zkbridgeTick is the tick of the clusters the suite starts (the server's
+// default).
+const zkbridgeTick = 2 * time.Second
 
 // zkbridgeTTLLate bounds how long after the later of its last write and
 // the last fault a zkbridge TTL node may stay: its TTL, the leader's
@@ -382,9 +386,15 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	defer setup.close()
 	ws := Workloads()
 	for _, w := range ws {
-		if t, ok := w.(*ttlNodes); ok {
-			if _, ok := c.(*Zkbridge); ok {
-				t.lateBound = zkbridgeTTLLate
+		z, isZkbridge := c.(*Zkbridge)
+		switch w := w.(type) {
+		case *ttlNodes:
+			if isZkbridge {
+				w.lateBound = zkbridgeTTLLate
+			}
+		case *leases:
+			if isZkbridge {
+				w.addrs, w.tick = z.NativeAddrs(), zkbridgeTick
 			}
 		}
 		if err := w.Setup(setup.conn); err != nil {

@@ -181,9 +181,11 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 		return fmt.Errorf("sm: recover snapshot: %w", err)
 	}
 	s.db, s.dbName = db, name
-	s.mu.Unlock()
+	// With the database, under the lock: a LockedView answers LastZxid
+	// from here, and must not pair the new database with the old zxid.
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
+	s.mu.Unlock()
 	s.zxidBase = base
 	s.dropCaches()
 	s.statsMu.Lock()

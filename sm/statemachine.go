@@ -152,9 +152,9 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.statsMu.Unlock()
 	s.mu.Lock()
 	s.db, s.dbName = db, name
-	s.mu.Unlock()
-	s.applied.Store(applied)
+	s.applied.Store(applied) // with the database (LockedView)
 	s.lastZxid.Store(last)
+	s.mu.Unlock()
 	s.zxidBase = base
 	s.dropCaches()
 	return nil

@@ -185,12 +185,13 @@ func (c *conn) runReadsAtHead() {
 	c.execReads(batch)
 }
 
-// execReads answers claimed reads from one view of the local replica.
+// execReads answers claimed reads from one view of the local replica. Its
+// callers hold the apply lock (shared, or the apply path's own).
 func (c *conn) execReads(batch []*pendingReply) {
 	if len(batch) == 0 {
 		return
 	}
-	v, err := c.srv.node.View()
+	v, err := c.srv.node.LockedView()
 	if err != nil {
 		c.log.Error().Err(err).Msg("read view failed; closing connection")
 		c.abort()

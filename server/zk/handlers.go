@@ -382,7 +382,7 @@ func (c *conn) handleRead(h zkproto.RequestHeader, req zkproto.Record) {
 	p := c.addPending(h.Xid, h.Type) // may wait: before the lock
 	c.srv.node.LockReads()
 	defer c.srv.node.UnlockReads()
-	v, err := c.srv.node.View()
+	v, err := c.srv.node.LockedView()
 	if err != nil {
 		c.log.Error().Err(err).Msg("read view failed; closing connection")
 		c.abort()

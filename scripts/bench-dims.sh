@@ -77,6 +77,10 @@ for v in "$sessions" "$watches" "$watch_paths" "$fanout_watchers" "$recursive_ra
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "$v: want a positive integer"
 done
 command -v jq >/dev/null || die "jq not found"
+command -v curl >/dev/null || die "curl not found"
+# The JDK that runs ZooKeeper, for its jcmd (the heap after a GC).
+jcmd=$(dirname "$(readlink -f "$(command -v java)")")/jcmd
+[ -x "$jcmd" ] || die "$jcmd not found"
 # shellcheck source=scripts/zookeeper-lib.sh
 source "$here/scripts/zookeeper-lib.sh"
 zk_require
@@ -215,15 +219,53 @@ run_churn() {
   stop_zb
 }
 
+# heap_hook SYS OUT-PREFIX: a hook script that writes, at each phase, the
+# heap in use after a full GC summed over SYS's nodes to OUT-PREFIX-PHASE:
+# ZooKeeper's Java heap used (jcmd GC.run, GC.heap_info), zkbridge's Go
+# heap in use (/debug/pprof/heap?gc=1, then /metrics). RSS, which the bench
+# reads itself, also holds what a collector has not given back.
+heap_hook() {
+  local sys=$1 out=$2 f=$work/heap-hook-$1
+  {
+    echo '#!/bin/sh'
+    echo 'total=0'
+    if [ "$1" = zk ]; then
+      local pid
+      for pid in ${zk_pids//,/ }; do
+        echo "\"$jcmd\" $pid GC.run >/dev/null"
+        echo "v=\$(\"$jcmd\" $pid GC.heap_info | awk 'match(\$0, /used [0-9]+K/) { print substr(\$0, RSTART + 5, RLENGTH - 6) * 1024; exit }')"
+        echo 'total=$((total + ${v:-0}))'
+      done
+    else
+      local i
+      for ((i = 1; ; i++)); do
+        [ -f "$cluster_dir/node$i.env" ] || break
+        # shellcheck disable=SC1090
+        local admin; admin=$(. "$cluster_dir/node$i.env"; echo "127.0.0.1:$ADMIN")
+        echo "curl -sf http://$admin/debug/pprof/heap?gc=1 >/dev/null"
+        echo "v=\$(curl -sf http://$admin/metrics | awk '\$1 == \"go_memstats_heap_inuse_bytes\" { printf \"%.0f\", \$2 }')"
+        echo 'total=$((total + ${v:-0}))'
+      done
+    fi
+    echo "echo \$total >\"$out-\$1\""
+  } >"$f"
+  echo "sh $f"
+}
+
 run_watches() {
-  local r sys
+  local r sys out
   start_zk 3
   start_zb 3
   for ((r = 1; r <= repeat; r++)); do
     for sys in zk zb; do
-      bench "$sys" "$work/results/watches-$sys-$r.json" --workload watches --connections 100 --outstanding 256 \
+      out=$work/results/watches-$sys-$r.json
+      bench "$sys" "$out" --workload watches --connections 100 --outstanding 256 \
         --keyspace "$watch_paths" --fanout 1000 --payload 10 --watches "$watches" --warmup 10s --timeout 120s \
-        --server-pids "$(pids_of "$sys")" --root "/dims-watches-$r"
+        --server-pids "$(pids_of "$sys")" --root "/dims-watches-$r" --hook "$(heap_hook "$sys" "$work/heap-$sys-$r")"
+      if [ -f "$work/heap-$sys-$r-before" ] && [ -f "$work/heap-$sys-$r-armed" ]; then
+        jq --argjson b "$(cat "$work/heap-$sys-$r-before")" --argjson a "$(cat "$work/heap-$sys-$r-armed")" \
+          '. + {heap_before: $b, heap_armed: $a}' "$out" >"$out.tmp" && mv "$out.tmp" "$out"
+      fi
     done
   done
   for ((r = 1; r <= repeat; r++)); do
@@ -347,6 +389,7 @@ if have watches; then
     row "watches set" watches '.watches.watches' "%.0f"
     row "time to set them, s (lower)" watches '.watches.arm_s' "%.1f"
     row "RSS per watch, bytes, 3 nodes summed (lower)" watches '.watches.rss_bytes_per_watch' "%.0f" "<= 1/3"
+    row "heap per watch after a GC, bytes (lower)" watches '(.heap_armed - .heap_before) / .watches.watches' "%.0f" "<= 1/3"
     row "fan-out to $fanout_watchers watchers, p50 ms" fanout '.latency_ms.p50' "%.1f"
     row "fan-out to $fanout_watchers watchers, p99 ms" fanout '.latency_ms.p99' "%.1f"
     row "recursive watch: sets/s" recursive '.per_op[] | select(.op == "set") | .ops_per_sec' "%.0f"

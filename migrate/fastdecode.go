@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"encoding/base64"
-	"strconv"
 )
 
 // parseNodeLine decodes a node record line as the Writer writes it
@@ -12,22 +11,27 @@ import (
 // else (escapes, other whitespace, unknown or differently cased keys,
 // numbers out of range, other records): the caller then decodes the line
 // with encoding/json, so the result is always what encoding/json gives.
-func parseNodeLine(line []byte) (n *Node, ok bool) {
+//
+// memo, when not nil, carries the last ACL decoded from one line to the
+// next: a node whose ACL is written exactly as the previous one's gets
+// the same slice (nodes mostly share a few ACLs), so the Nodes of one
+// reader may share ACL slices and must treat them as read-only.
+func parseNodeLine(line []byte, memo *aclMemo) (n *Node, ok bool) {
 	const open, closing = `{"node":{`, `}}`
 	if len(line) < len(open)+len(closing) || string(line[:len(open)]) != open || string(line[len(line)-2:]) != closing {
 		return nil, false
 	}
-	p := &lineParser{b: line[len(open) : len(line)-1]} // from the node's first key to its closing brace
+	p := &lineParser{b: line[len(open) : len(line)-1], memo: memo} // from the node's first key to its closing brace
 	n = &Node{}
 	if p.byte('}') {
 		return n, p.end()
 	}
 	for {
-		key, ok := p.str()
+		key, ok := p.rawStr()
 		if !ok || !p.byte(':') {
 			return nil, false
 		}
-		switch key {
+		switch string(key) { // compared without a copy
 		case "path":
 			n.Path, ok = p.str()
 		case "data":
@@ -74,8 +78,15 @@ func parseNodeLine(line []byte) (n *Node, ok bool) {
 }
 
 type lineParser struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	memo *aclMemo
+}
+
+// aclMemo is the last ACL array parsed: its text and its value.
+type aclMemo struct {
+	raw []byte
+	acl []ACL
 }
 
 func (p *lineParser) end() bool { return p.i == len(p.b) }
@@ -143,19 +154,30 @@ func (p *lineParser) base64() ([]byte, bool) {
 // int reads a JSON integer (no fraction or exponent, no leading zero)
 // that fits in bits.
 func (p *lineParser) int(bits int) (int64, bool) {
-	start := p.i
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
+	neg := p.byte('-')
 	digits := p.i
+	var v uint64
 	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		if v > (1<<63)/10 {
+			return 0, false // past any int64
+		}
+		v = v*10 + uint64(p.b[p.i]-'0')
 		p.i++
 	}
 	if p.i == digits || (p.b[digits] == '0' && p.i-digits > 1) {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, bits)
-	return v, err == nil
+	limit := uint64(1) << (bits - 1) // |min| of a signed integer of bits
+	if neg {
+		if v > limit {
+			return 0, false
+		}
+		return -int64(v-1) - 1, true // -limit too, without overflowing
+	}
+	if v >= limit {
+		return 0, false
+	}
+	return int64(v), true
 }
 
 func (p *lineParser) int32() (int32, bool) {
@@ -174,10 +196,26 @@ func (p *lineParser) boolean() (bool, bool) {
 }
 
 // acl reads null (nil) or an array of ACL objects ([] is empty, not nil).
+// The same text as the memo's gives the memo's slice: parsing it again
+// would end at the same place with the same value.
 func (p *lineParser) acl() ([]ACL, bool) {
 	if p.literal("null") {
 		return nil, true
 	}
+	if m := p.memo; m != nil && len(m.raw) > 0 && len(p.b)-p.i >= len(m.raw) && string(p.b[p.i:p.i+len(m.raw)]) == string(m.raw) {
+		p.i += len(m.raw)
+		return m.acl, true
+	}
+	start := p.i
+	acl, ok := p.aclArray()
+	if ok && p.memo != nil {
+		p.memo.raw = append(p.memo.raw[:0], p.b[start:p.i]...)
+		p.memo.acl = acl
+	}
+	return acl, ok
+}
+
+func (p *lineParser) aclArray() ([]ACL, bool) {
 	if !p.byte('[') {
 		return nil, false
 	}
@@ -192,11 +230,11 @@ func (p *lineParser) acl() ([]ACL, bool) {
 		}
 		if !p.byte('}') {
 			for {
-				key, ok := p.str()
+				key, ok := p.rawStr()
 				if !ok || !p.byte(':') {
 					return nil, false
 				}
-				switch key {
+				switch string(key) {
 				case "perms":
 					a.Perms, ok = p.int32()
 				case "scheme":

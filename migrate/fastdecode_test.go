@@ -59,11 +59,18 @@ func TestParseNodeLineMatchesEncodingJSON(t *testing.T) {
 		`{"node":{"acl":[1]}}`, `{"node":{"path":"/a","path":"/b"}}`, `{"node":{"ancestor":true}}`, `{"node":{"ancestor":1}}`,
 		`{"node":{"path":"/a"},"end":{}}`, `{"node":{"path":"/a" }}`, `{"node": {"path":"/a"}}`, `{"node":{"path":"/a\u0041"}}`,
 		`{"node":{"path":"/a",}}`, `{"node":{,}}`, `{"node":{"path"}}`, `{"node":{"path":}}`,
+		`{"node":{"czxid":-9223372036854775808}}`, `{"node":{"czxid":-9223372036854775809}}`, `{"node":{"czxid":9223372036854775807}}`,
+		`{"node":{"czxid":99999999999999999999}}`, `{"node":{"version":-2147483648}}`, `{"node":{"version":-2147483649}}`,
+		// The same ACL again (the memo's), then one that starts like it.
+		`{"node":{"acl":[{"perms":31,"scheme":"world","id":"anyone"}]}}`, `{"node":{"path":"/b","acl":[{"perms":31,"scheme":"world","id":"anyone"}]}}`,
+		`{"node":{"acl":[{"perms":31,"scheme":"world","id":"anyone"},{"perms":1,"scheme":"ip","id":"10.0.0.1"}]}}`,
+		`{"node":{"acl":[{"perms":31,"scheme":"world","id":"anyone"}],"path":"/c"}}`, `{"node":{"acl":[{"perms":31,"scheme":"world","id":"anyone"}]]}}`,
 	} {
 		lines = append(lines, []byte(s))
 	}
+	var memo aclMemo // shared, as a Reader shares it
 	for i, line := range lines {
-		got, ok := parseNodeLine(line)
+		got, ok := parseNodeLine(line, &memo)
 		var want Record
 		err := json.Unmarshal(line, &want)
 		if plain[i] && !ok {

@@ -190,6 +190,9 @@ type Reader struct {
 	line         int
 	end          *End
 	got          End
+	// memo is the last ACL the fast decoder read: the nodes of one Reader
+	// share ACL slices (read-only).
+	memo aclMemo
 }
 
 // ErrTruncated is returned when an export ends without its End record.
@@ -247,7 +250,7 @@ func (r *Reader) Next() (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: record %d: %w", r.name, r.line, err)
 	}
-	if n, ok := parseNodeLine(line); ok {
+	if n, ok := parseNodeLine(line, &r.memo); ok {
 		rec.Node = n
 	} else if err := json.Unmarshal(line, &rec); err != nil {
 		if r.unterminated {

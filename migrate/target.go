@@ -109,6 +109,9 @@ type Importer struct {
 	stats      ImportStats
 	progress   func(int64)
 	err        error
+	// The last ACL converted, and its messages (protoNode).
+	lastACL      []ACL
+	lastProtoACL []*zkbridgev1.ACL
 
 	// The current stream and its unanswered batches, oldest first.
 	mu       sync.Mutex
@@ -306,7 +309,7 @@ func (im *Importer) Node(n *Node) error {
 	}
 	im.ancestors = n.Ancestor
 	im.batch.Merge = im.merge || n.Ancestor
-	im.batch.Nodes = append(im.batch.Nodes, protoNode(n))
+	im.batch.Nodes = append(im.batch.Nodes, im.protoNode(n))
 	im.bytes += size
 	im.stats.Nodes++
 	return nil
@@ -347,7 +350,7 @@ func (im *Importer) Close() (ImportStats, error) {
 		return im.stats, err
 	}
 	if im.root != nil {
-		im.batch = &zkbridgev1.ImportBatch{Update: true, Nodes: []*zkbridgev1.ImportedNode{protoNode(im.root)}}
+		im.batch = &zkbridgev1.ImportBatch{Update: true, Nodes: []*zkbridgev1.ImportedNode{im.protoNode(im.root)}}
 		im.stats.Nodes++
 		if err := im.flush(); err != nil {
 			return im.stats, err
@@ -381,13 +384,23 @@ func (im *Importer) Abort() {
 	_ = st.CloseSend()
 }
 
-func protoNode(n *Node) *zkbridgev1.ImportedNode {
+// protoNode converts n. Nodes that share an ACL slice (a Reader's do when
+// their ACLs are the same) share its converted messages too: the messages
+// are only marshalled, never changed.
+func (im *Importer) protoNode(n *Node) *zkbridgev1.ImportedNode {
 	out := &zkbridgev1.ImportedNode{Path: n.Path, Data: n.Data, NullData: n.Data == nil, Czxid: n.Czxid, Mzxid: n.Mzxid,
 		Pzxid: n.Pzxid, Ctime: n.Ctime, Mtime: n.Mtime, Version: n.Version, Aversion: n.Aversion,
 		EphemeralOwner: n.EphemeralOwner, Creates: n.Creates}
-	for _, a := range n.ACL {
-		out.Acl = append(out.Acl, &zkbridgev1.ACL{Perms: a.Perms, Scheme: a.Scheme, Id: a.ID})
+	if len(n.ACL) == 0 {
+		return out
 	}
+	if len(im.lastACL) != len(n.ACL) || &im.lastACL[0] != &n.ACL[0] {
+		im.lastACL, im.lastProtoACL = n.ACL, make([]*zkbridgev1.ACL, 0, len(n.ACL))
+		for _, a := range n.ACL {
+			im.lastProtoACL = append(im.lastProtoACL, &zkbridgev1.ACL{Perms: a.Perms, Scheme: a.Scheme, Id: a.ID})
+		}
+	}
+	out.Acl = im.lastProtoACL
 	return out
 }
 

@@ -501,3 +501,75 @@ func TestTenantLeadersSpread(t *testing.T) {
 		return counts[1] == 2 && counts[2] == 2 && counts[3] == 2
 	})
 }
+
+func TestNonHostingNodeForwardsATenantsClients(t *testing.T) {
+	servers, hosts := startTenantCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, hosts...)
+	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Replicas) != 1 {
+		t.Fatalf("placed on %v, want one node", info.Replicas)
+	}
+	home := int(info.Replicas[0]) - 1
+	away := (home + 1) % 3
+	eventually(t, 30*time.Second, "the tenant served on its node and forwarded by the others", func() bool {
+		for i, s := range servers {
+			if s.TenantAddr("far") != net.JoinHostPort(hosts[i], strconv.Itoa(port)) {
+				return false
+			}
+		}
+		return servers[home].Tenant("far").Serving() && servers[away].Tenant("far") == nil
+	})
+	// A client of the non-hosting node: its session, watches and
+	// ephemerals live on the hosting node, exactly as if it were its own.
+	far, _ := connectZK(t, servers[away].TenantAddr("far"))
+	near, _ := connectZK(t, servers[home].TenantAddr("far"))
+	acl := gozk.WorldACL(gozk.PermAll)
+	if _, err := far.Create("/x", []byte("1"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, err := far.GetW("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := near.Set("/x", []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w:
+		if ev.Type != gozk.EventNodeDataChanged {
+			t.Fatalf("watch through the forwarder: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch set through the forwarder did not fire")
+	}
+	if _, err := far.Create("/eph", nil, gozk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	if ok, st, err := near.Exists("/eph"); err != nil || !ok || st.EphemeralOwner != far.SessionID() {
+		t.Fatalf("the forwarded client's ephemeral: %v %+v %v", ok, st, err)
+	}
+	// Nothing of it in the default tenant of the forwarding node.
+	if ok, _, err := gozkExists(t, servers[away].ClientAddr(), "/x"); err != nil || ok {
+		t.Fatalf("the default tenant of the forwarding node has /x: %v %v", ok, err)
+	}
+	far.Close()
+	eventually(t, 10*time.Second, "the forwarded session's ephemeral gone with its close", func() bool {
+		ok, _, err := near.Exists("/eph")
+		return err == nil && !ok
+	})
+	list, err := servers[away].Tenants()
+	if err != nil || len(list) != 1 || list[0].Hosted {
+		t.Fatalf("tenant list on the non-hosting node: %+v %v", list, err)
+	}
+}
+
+func gozkExists(t *testing.T, addr, path string) (bool, *gozk.Stat, error) {
+	zc, _ := connectZK(t, addr)
+	defer zc.Close()
+	return zc.Exists(path)
+}

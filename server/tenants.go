@@ -37,6 +37,9 @@ type tenantSet struct {
 
 	mu      sync.Mutex
 	running map[string]*tenant
+	// forwarded are the tenants this node does not host but serves by
+	// forwarding (forward.go).
+	forwarded map[string]*forwardedTenant
 
 	kick chan struct{}
 	stop chan struct{}
@@ -82,7 +85,7 @@ const reconcileEvery = 2 * time.Second
 
 func newTenantSet(s *Server) *tenantSet {
 	ts := &tenantSet{s: s, log: s.log.With().Str("component", "tenants").Logger(),
-		running: map[string]*tenant{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+		running: map[string]*tenant{}, forwarded: map[string]*forwardedTenant{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.node.Subscribe(node.Hooks{Applied: func(results []*sm.Result) {
 		for _, r := range results {
 			if r.TenantsChanged {
@@ -132,6 +135,71 @@ func (ts *tenantSet) close() {
 		t.shutdown()
 		delete(ts.running, name)
 	}
+	for name, f := range ts.forwarded {
+		f.close()
+		delete(ts.forwarded, name)
+	}
+}
+
+// forwardedTenant is a tenant this node serves by forwarding its clients.
+type forwardedTenant struct {
+	spec          sm.Tenant
+	plain, secure *forwarder
+}
+
+func (f *forwardedTenant) close() {
+	for _, fw := range []*forwarder{f.plain, f.secure} {
+		if fw != nil {
+			fw.close()
+		}
+	}
+}
+
+// forwardLocked opens (or, on new ports or placement, reopens) the
+// forwarders of a tenant this node does not host.
+func (ts *tenantSet) forwardLocked(spec sm.Tenant) {
+	if f, ok := ts.forwarded[spec.Name]; ok {
+		if f.spec.Port == spec.Port && f.spec.SecurePort == spec.SecurePort && slices.Equal(f.spec.Replicas, spec.Replicas) {
+			return
+		}
+		f.close()
+		delete(ts.forwarded, spec.Name)
+	}
+	host, _, err := net.SplitHostPort(ts.s.zk.Addr())
+	if err != nil {
+		return
+	}
+	f := &forwardedTenant{spec: spec}
+	log := ts.log.With().Str("tenant", spec.Name).Logger()
+	for _, p := range []struct {
+		port int
+		to   **forwarder
+	}{{spec.Port, &f.plain}, {spec.SecurePort, &f.secure}} {
+		if p.port == 0 {
+			continue
+		}
+		port := p.port
+		targets := func() []string {
+			dir := ts.s.node.Membership().Directory
+			var out []string
+			for _, id := range spec.Replicas {
+				if a := hostPort(dir[id].ClientAddr, port); a != "" {
+					out = append(out, a)
+				}
+			}
+			return out
+		}
+		fw, err := listenForwarder(net.JoinHostPort(host, strconv.Itoa(port)), targets, log)
+		if err != nil {
+			log.Error().Err(err).Int("port", port).Msg("open the tenant's forwarding port (will retry)")
+			f.close()
+			return
+		}
+		*p.to = fw
+	}
+	ts.forwarded[spec.Name] = f
+	log.Info().Int("port", spec.Port).Int("secure_port", spec.SecurePort).Uints64("replicas", spec.Replicas).
+		Msg("tenant served by forwarding to the nodes hosting it")
 }
 
 func (t *tenant) shutdown() {
@@ -153,11 +221,22 @@ func (ts *tenantSet) reconcile() {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	want := map[string]sm.Tenant{}
+	want, elsewhere := map[string]sm.Tenant{}, map[string]sm.Tenant{}
 	for _, spec := range list {
 		if slices.Contains(spec.Replicas, ts.s.cfg.ReplicaID) {
 			want[spec.Name] = spec
+		} else {
+			elsewhere[spec.Name] = spec
 		}
+	}
+	for name, f := range ts.forwarded {
+		if _, ok := elsewhere[name]; !ok {
+			f.close()
+			delete(ts.forwarded, name)
+		}
+	}
+	for _, spec := range elsewhere {
+		ts.forwardLocked(spec)
 	}
 	now := time.Now()
 	for name, t := range ts.running {
@@ -473,11 +552,17 @@ func (s *Server) Tenant(name string) *node.Node {
 	return nil
 }
 
-// TenantAddr is the client address of a tenant's door on this node ("" if
-// it does not serve it).
+// TenantAddr is the client address of a tenant's door on this node, or
+// of its forwarder where this node does not host it ("" if it serves
+// neither).
 func (s *Server) TenantAddr(name string) string {
 	if t := s.tenants.get(name); t != nil {
 		return t.door.Addr()
+	}
+	s.tenants.mu.Lock()
+	defer s.tenants.mu.Unlock()
+	if f := s.tenants.forwarded[name]; f != nil && f.plain != nil {
+		return f.plain.Addr()
 	}
 	return ""
 }

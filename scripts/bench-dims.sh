@@ -395,7 +395,8 @@ if have watches; then
     row "recursive watch: sets/s" recursive '.per_op[] | select(.op == "set") | .ops_per_sec' "%.0f"
     row "recursive watch: delivery p50, ms" recursive '.latency_ms.p50' "%.2f"
     row "recursive watch: delivery p99, ms" recursive '.latency_ms.p99' "%.2f"
-    row "recursive watch: events missing" recursive '.errors' "%.0f" "0"
+    row "recursive watch: sets failed (ConnectionLoss)" recursive '[.per_op[] | select(.op == "set") | .errors] | add' "%.0f" "0"
+    row "recursive watch: events missing (failed sets' included)" recursive '[.per_op[] | select(.op == "event") | .errors] | add' "%.0f" "0"
   } | table "watches: $watches one-shot over $watch_paths nodes from 100 sessions; NodeChildrenChanged fan-out (write reply to last event, 20 rounds); persistent recursive watch on / under $recursive_rate sets/s (send to event), 3 nodes (load: $(loads watches) / $(loads fanout) / $(loads recursive))"
 fi
 if have values-set-100000; then

@@ -68,6 +68,9 @@ type ClusterOptions struct {
 	// ElectionTimeout is every node's --election-timeout (0:
 	// SuiteElectionTimeout, which is longer than the server's default).
 	ElectionTimeout time.Duration
+	// DistinctHosts gives node i the client address 127.0.0.<i+1> instead
+	// of 127.0.0.1, so that every node can open a tenant's port.
+	DistinctHosts bool
 }
 
 // ProcNode is one zkbridge process.
@@ -111,8 +114,12 @@ func StartProcCluster(t testing.TB, n int, opts ClusterOptions) *ProcCluster {
 	}
 	base := t.TempDir()
 	for i := 0; i < n; i++ {
+		clientHost := "127.0.0.1"
+		if opts.DistinctHosts {
+			clientHost = fmt.Sprintf("127.0.0.%d", i+1)
+		}
 		c.Nodes = append(c.Nodes, &ProcNode{ID: i + 1,
-			Client: fmt.Sprintf("127.0.0.1:%d", ports[4*i]),
+			Client: fmt.Sprintf("%s:%d", clientHost, ports[4*i]),
 			Peer:   fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]),
 			Admin:  fmt.Sprintf("127.0.0.1:%d", ports[4*i+2]),
 			Native: fmt.Sprintf("127.0.0.1:%d", ports[4*i+3]),

@@ -28,6 +28,9 @@ type Nemesis struct {
 	// SessionsSurvive: no node is unreachable during the fault, so no
 	// client's session may expire.
 	SessionsSurvive bool
+	// NoFault: nothing is broken (load only); the checkers' bounds that
+	// allow for a fault do not apply.
+	NoFault bool
 	// Long: only in the long run (make chaos), to keep the short one short.
 	Long bool
 }
@@ -311,7 +314,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 	singles := []func(Cluster) (func() error, error){kill(true), kill(false), pause(true), pause(false), isolate, isolateFollower, bridge, slow(true)}
 	mixed := func(c Cluster) (func() error, error) { return singles[rand.IntN(len(singles))](c) }
 	return []Nemesis{
-		{Name: "none", Hold: hold, Inject: none, Long: true},
+		{Name: "none", Hold: hold, Inject: none, Long: true, NoFault: true, SessionsSurvive: true},
 		{Name: "kill-leader", Hold: hold, Inject: kill(true), NeedsRestart: true},
 		{Name: "kill-follower", Hold: hold, Inject: kill(false), NeedsRestart: true},
 		{Name: "pause-leader", Hold: hold, Inject: pause(true)},
@@ -431,7 +434,9 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			runErr = fmt.Errorf("%s: end: %w", n.Name, err)
 			break
 		}
-		h.AddFault(start, time.Now())
+		if !n.NoFault {
+			h.AddFault(start, time.Now())
+		}
 		time.Sleep(cfg.Cooldown)
 		gaps = append(gaps, h.WriteGap(start, time.Now()))
 		stalls = append(stalls, h.ClientStall(start, time.Now()))

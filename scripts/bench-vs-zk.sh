@@ -284,6 +284,9 @@ at1_addr() {
 }
 
 ncpu=$(nproc)
+# The machine's load average as the runs start and end: on a shared
+# machine other work skews both systems' figures, so the table says it.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 log "load generator and servers share this machine's $ncpu cores; the servers not under test idle"
 for n in $nodes_list; do
   log "$n node(s): starting ZooKeeper (heap $ZK_HEAP per node) and zkbridge"
@@ -450,6 +453,7 @@ if [ -n "$nodes_list" ]; then
   if [ "$fsync" = 1 ]; then synced="both fsync every write"; else synced="NEITHER syncs its log (BENCH_FSYNC=0: forceSync=no, --force-sync=false)"; fi
   echo "connections/outstanding/payload: zkbridge bench defaults${extra:+ plus $extra}; $synced"
   echo "note: the load generator shares the $ncpu cores with the server under test (and the idle other one)"
+  echo "load average (1, 5, 15 min): $load_start as the runs started, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) as they ended"
   if [ "$tls" = 1 ]; then echo "TLS: every client connection is TLS to the secure client port (EC P-256, clientAuth=need; ZooKeeper on Netty, TLS 1.2; zkbridge negotiates TLS 1.3)"; fi
   echo
   {

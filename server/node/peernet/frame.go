@@ -34,6 +34,8 @@ var (
 	errCorrupt  = errors.New("peernet: corrupt frame")
 	errPreamble = errors.New("peernet: bad preamble")
 	errRejected = errors.New("peernet: refused by the receiver")
+	// errStale: read while this node had not run for a while (stall.go).
+	errStale = errors.New("peernet: this node did not run for a while; its backlog from this peer is discarded")
 )
 
 // readPreamble reads and checks a connection's preamble and returns its kind.

@@ -85,6 +85,7 @@ type Transport struct {
 	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
 	stopStalls chan struct{} // ends watchStalls
 	stalls     atomic.Int64  // stalls noticed (stall.go)
+	lastRun    atomic.Int64  // when watchStalls last ran, ns after processStart (stale)
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -241,6 +242,9 @@ func (t *Transport) readFrames(c net.Conn) error {
 		if err != nil {
 			return err
 		}
+		if t.stale() {
+			return errStale
+		}
 		if err := t.deliver(kind, payload); err != nil {
 			return err
 		}
@@ -292,6 +296,9 @@ func (t *Transport) logDrop(c net.Conn, err error) {
 		return
 	}
 	ev := t.log.Debug()
+	if errors.Is(err, errStale) {
+		ev = t.log.Info()
+	}
 	if errors.Is(err, errCorrupt) || errors.Is(err, errRejected) || errors.Is(err, errPreamble) {
 		ev = t.log.Warn()
 	}

@@ -29,11 +29,18 @@ type txn struct {
 	r     pebble.Reader // b
 	nodes map[string]*nodeSlot
 	kv    map[string]*kvSlot
+	// dirty lists the slots of nodes this entry wrote, in the order of
+	// their first write: commit walks it instead of the whole overlay.
+	dirty []dirtySlot
 	// pendingNodes names the nodes committed by earlier entries and not yet
-	// flushed (their records are in written), each with whether it was
-	// stored under them (in the batch or the DB): that decides whether the
-	// flush writes its child index entry.
-	pendingNodes map[string]bool
+	// flushed (their records are in written); pendingOrder lists them in
+	// the order they were first written, each with whether it was stored
+	// under them (in the batch or the DB): that decides whether the flush
+	// writes its child index entry. In that order most keys already come
+	// sorted (an import's children, a burst of creates under one parent),
+	// which the flush's sort exploits.
+	pendingNodes map[string]struct{}
+	pendingOrder []pendingNode
 	// pendingKV holds the other committed writes not yet flushed; nil:
 	// delete.
 	pendingKV map[string][]byte
@@ -55,7 +62,19 @@ type txn struct {
 	// flush's buffers, kept for the next flush.
 	writes  []pendingWrite
 	order   []int32
+	nodeWs  []nodeWrite
+	runs    sortRuns
 	scratch []byte
+}
+
+type dirtySlot struct {
+	path string
+	slot *nodeSlot
+}
+
+type pendingNode struct {
+	path   string
+	stored bool
 }
 
 type nodeSlot struct {
@@ -76,7 +95,7 @@ func newTxn(b *pebble.Batch) *txn {
 	return &txn{
 		b: b, r: b,
 		nodes: map[string]*nodeSlot{}, kv: map[string]*kvSlot{},
-		pendingNodes: map[string]bool{}, pendingKV: map[string][]byte{},
+		pendingNodes: map[string]struct{}{}, pendingKV: map[string][]byte{},
 		written: map[string]*nodeRec{},
 		acls:    map[uint64]decodedACL{},
 	}
@@ -90,6 +109,8 @@ func (t *txn) rebind(b *pebble.Batch) {
 	t.b, t.r = b, b
 	t.reset()
 	clear(t.pendingNodes)
+	clear(t.pendingOrder)
+	t.pendingOrder = t.pendingOrder[:0]
 	clear(t.pendingKV)
 	clear(t.written)
 	t.hot, t.filter, t.cache = nil, nil, nil
@@ -98,6 +119,8 @@ func (t *txn) rebind(b *pebble.Batch) {
 func (t *txn) reset() {
 	clear(t.nodes)
 	clear(t.kv)
+	clear(t.dirty) // drop the references
+	t.dirty = t.dirty[:0]
 }
 
 // readRaw returns a copy of the stored value or nil if absent.
@@ -211,20 +234,23 @@ func (t *txn) delNode(p string) { t.setSlot(p, nil) }
 
 func (t *txn) setSlot(p string, rec *nodeRec) {
 	if s, ok := t.nodes[p]; ok {
+		if !s.dirty {
+			t.dirty = append(t.dirty, dirtySlot{p, s})
+		}
 		s.rec, s.dirty = rec, true
 		return
 	}
 	// Not read first (initTree does that): the child index entry is written
 	// (or deleted) in any case, which is harmless if it was already so.
-	t.nodes[p] = &nodeSlot{rec: rec, dirty: true, stored: rec == nil}
+	s := &nodeSlot{rec: rec, dirty: true, stored: rec == nil}
+	t.nodes[p] = s
+	t.dirty = append(t.dirty, dirtySlot{p, s})
 }
 
 // commit moves the entry's writes to pending and resets the overlay.
 func (t *txn) commit() {
-	for p, s := range t.nodes {
-		if !s.dirty {
-			continue
-		}
+	for _, d := range t.dirty {
+		p, s := d.path, d.slot
 		switch {
 		case s.rec == nil && s.stored:
 			t.filter.remove(nodeKey(p))
@@ -232,7 +258,8 @@ func (t *txn) commit() {
 			t.filter.add(nodeKey(p))
 		}
 		if _, ok := t.pendingNodes[p]; !ok {
-			t.pendingNodes[p] = s.stored
+			t.pendingNodes[p] = struct{}{}
+			t.pendingOrder = append(t.pendingOrder, pendingNode{p, s.stored})
 		}
 		t.written[p] = s.rec
 	}
@@ -257,26 +284,34 @@ type pendingWrite struct {
 	del bool
 }
 
-// flush writes the pending writes into the batch in key order.
+// nodeWrite is a pending node of a flush: its node key, and its record
+// (nil: deleted) and child index entry to write.
+type nodeWrite struct {
+	key    []byte
+	rec    *nodeRec
+	stored bool
+}
+
+// flush writes the pending writes into the batch in key order. The node
+// records ('n') and child index entries ('k') of the same paths sort alike,
+// so the pending nodes are sorted once, by a merge of the sorted runs of
+// the order they were written in, and the other keys, which lie outside
+// both spaces, around them.
 func (t *txn) flush() error {
-	if len(t.pendingNodes) == 0 && len(t.pendingKV) == 0 {
+	if len(t.pendingOrder) == 0 && len(t.pendingKV) == 0 {
 		return nil
 	}
-	ws := t.writes[:0]
-	for p, stored := range t.pendingNodes {
-		rec := t.written[p]
-		switch {
-		case rec != nil:
-			ws = append(ws, pendingWrite{key: nodeKey(p), rec: rec})
-			if !stored {
-				ws = append(ws, pendingWrite{key: childKey(p)})
-			}
-		case stored:
-			ws = append(ws, pendingWrite{key: nodeKey(p), del: true}, pendingWrite{key: childKey(p), del: true})
+	nws := t.nodeWs[:0]
+	for _, pn := range t.pendingOrder {
+		rec := t.written[pn.path]
+		// Neither stored nor now present: created and deleted since the
+		// last flush, so there is nothing to write.
+		if rec != nil || pn.stored {
+			nws = append(nws, nodeWrite{key: nodeKey(pn.path), rec: rec, stored: pn.stored})
 		}
-		// Neither: created and deleted since the last flush, so there is
-		// nothing to write.
 	}
+	nodeOrder := t.runs.sort(len(nws), func(x, y int32) int { return bytes.Compare(nws[x].key, nws[y].key) })
+	ws := t.writes[:0]
 	for k, v := range t.pendingKV {
 		ws = append(ws, pendingWrite{key: []byte(k), val: v, del: v == nil})
 	}
@@ -288,17 +323,31 @@ func (t *txn) flush() error {
 	}
 	slices.SortFunc(order, func(x, y int32) int { return bytes.Compare(ws[x].key, ws[y].key) })
 	t.order = order
-	for _, i := range order {
-		w := &ws[i]
+	children, nodes := false, false // written yet
+	for i := 0; i <= len(order); i++ {
+		var w *pendingWrite
+		if i < len(order) {
+			w = &ws[order[i]]
+		}
+		if !children && (w == nil || w.key[0] > spaceChild) {
+			children = true
+			if err := t.writeChildren(nws, nodeOrder); err != nil {
+				return err
+			}
+		}
+		if !nodes && (w == nil || w.key[0] > spaceNode) {
+			nodes = true
+			if err := t.writeNodes(nws, nodeOrder); err != nil {
+				return err
+			}
+		}
+		if w == nil {
+			break
+		}
 		var err error
-		switch {
-		case w.del:
+		if w.del {
 			err = t.b.Delete(w.key, nil)
-		case w.rec != nil:
-			// The batch copies the value, so one buffer serves them all.
-			t.scratch = w.rec.appendTo(t.scratch[:0])
-			err = t.b.Set(w.key, t.scratch, nil)
-		default:
+		} else {
 			err = t.b.Set(w.key, w.val, nil)
 		}
 		if err != nil {
@@ -307,7 +356,110 @@ func (t *txn) flush() error {
 	}
 	clear(ws) // drop the references the next flush would keep alive
 	t.writes = ws[:0]
+	clear(nws)
+	t.nodeWs = nws[:0]
 	clear(t.pendingNodes)
+	clear(t.pendingOrder)
+	t.pendingOrder = t.pendingOrder[:0]
 	clear(t.pendingKV)
 	return nil
+}
+
+// writeChildren writes the child index entries of the pending nodes that
+// appeared or disappeared, in key order.
+func (t *txn) writeChildren(nws []nodeWrite, order []int32) error {
+	for _, i := range order {
+		w := &nws[i]
+		if w.rec != nil && w.stored {
+			continue // it was there and still is
+		}
+		t.scratch = append(append(t.scratch[:0], spaceChild), w.key[1:]...)
+		var err error
+		if w.rec == nil {
+			err = t.b.Delete(t.scratch, nil)
+		} else {
+			err = t.b.Set(t.scratch, nil, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("write %q: %w", t.scratch, err)
+		}
+	}
+	return nil
+}
+
+// writeNodes writes the pending node records, in key order.
+func (t *txn) writeNodes(nws []nodeWrite, order []int32) error {
+	for _, i := range order {
+		w := &nws[i]
+		var err error
+		if w.rec == nil {
+			err = t.b.Delete(w.key, nil)
+		} else {
+			// The batch copies the value, so one buffer serves them all.
+			t.scratch = w.rec.appendTo(t.scratch[:0])
+			err = t.b.Set(w.key, t.scratch, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("write %q: %w", w.key, err)
+		}
+	}
+	return nil
+}
+
+// sortRuns sorts positions by a merge of the ascending runs they come in:
+// n·log(runs) comparisons, few when the input is mostly in order. Its
+// buffers are kept for the next sort.
+type sortRuns struct {
+	a, b   []int32
+	starts []int
+}
+
+// sort returns the positions 0..n-1 ordered by cmp (which never returns 0
+// for two positions: the keys are distinct). The result is valid until
+// the next sort.
+func (s *sortRuns) sort(n int, cmp func(x, y int32) int) []int32 {
+	a := s.a[:0]
+	for i := 0; i < n; i++ {
+		a = append(a, int32(i))
+	}
+	starts := append(s.starts[:0], 0)
+	for i := 1; i < n; i++ {
+		if cmp(a[i-1], a[i]) > 0 {
+			starts = append(starts, i)
+		}
+	}
+	b := slices.Grow(s.b[:0], n)[:n]
+	for len(starts) > 1 {
+		// Merge runs pairwise from a into b; the starts of the merged runs
+		// overwrite the front of starts as it is read.
+		w := 0
+		for r := 0; r < len(starts); r += 2 {
+			lo, mid, hi := starts[r], n, n
+			if r+1 < len(starts) {
+				mid = starts[r+1]
+			}
+			if r+2 < len(starts) {
+				hi = starts[r+2]
+			}
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if cmp(a[i], a[j]) < 0 {
+					b[k] = a[i]
+					i++
+				} else {
+					b[k] = a[j]
+					j++
+				}
+				k++
+			}
+			k += copy(b[k:], a[i:mid])
+			copy(b[k:], a[j:hi])
+			starts[w] = lo
+			w++
+		}
+		starts = starts[:w]
+		a, b = b, a
+	}
+	s.a, s.b, s.starts = a, b, starts
+	return a
 }

@@ -51,7 +51,9 @@
 #   DIMS_FANOUT_WATCHERS, DIMS_RECURSIVE_RATE, DIMS_WIDE, DIMS_BIGTREE (above),
 #   DIMS_DURATION (measured time per run, default 20s), DIMS_REPEAT (runs per
 #   system, default 2), ZK_HEAP, ZKBRIDGE_BIN (a prebuilt zkbridge),
-#   DIMS_KEEP=1 (keep the JSON results in the printed directory)
+#   DIMS_KEEP=1 (keep the JSON results in the printed directory),
+#   DIMS_RESULTS=DIR (run nothing: print the tables of a kept results
+#   directory again, e.g. after the table code changed)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +93,11 @@ log "open files: $(ulimit -n) per process"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-dims.XXXXXX")
 mkdir -p "$work/results"
+if [ -n "${DIMS_RESULTS:-}" ]; then
+  [ -d "$DIMS_RESULTS" ] || die "DIMS_RESULTS: no directory $DIMS_RESULTS"
+  rmdir "$work/results"
+  ln -s "$(cd "$DIMS_RESULTS" && pwd)" "$work/results"
+fi
 zk_pids="" zk_dir="" zb_pid="" cluster_dir=""
 stop_zk() {
   if [ -n "$zk_pids" ]; then bash "$here/scripts/stop-zookeeper.sh" "$zk_pids" "$zk_dir" >/dev/null 2>&1 || true; fi
@@ -116,7 +123,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ -n "${ZKBRIDGE_BIN:-}" ]; then
+if [ -n "${DIMS_RESULTS:-}" ]; then
+  bin=""
+elif [ -n "${ZKBRIDGE_BIN:-}" ]; then
   bin=$ZKBRIDGE_BIN
 else
   bin=$work/zkbridge
@@ -326,7 +335,9 @@ run_bigtree() {
 }
 
 log "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1e6 }' /proc/meminfo); $(uptime)"
-for d in $dims; do "run_$d"; done
+if [ -z "${DIMS_RESULTS:-}" ]; then
+  for d in $dims; do "run_$d"; done
+fi
 
 # --- the tables -------------------------------------------------------------
 # mean FILES... FILTER: the mean of FILTER over the runs that did not fail.

@@ -84,6 +84,15 @@ func (v *View) node(p string) (*nodeRec, error) {
 	if !validPath(p) {
 		return nil, nil
 	}
+	// The apply path's node cache mirrors the committed state, and only
+	// an Update (or a database replaced under s.mu) changes it, neither of
+	// which runs while a locked view is open: a hit spares the Pebble
+	// lookup, a quarter of a getData's CPU.
+	if v.locked {
+		if rec, ok := v.s.nodes.lookup(p); ok {
+			return rec, nil
+		}
+	}
 	b, err := readRaw(v.snap, nodeKey(p))
 	if err != nil || b == nil {
 		return nil, err

@@ -185,9 +185,9 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	// from here, and must not pair the new database with the old zxid.
 	s.applied.Store(applied)
 	s.lastZxid.Store(last)
+	s.dropCaches() // a locked view reads the node cache
 	s.mu.Unlock()
 	s.zxidBase = base
-	s.dropCaches()
 	s.statsMu.Lock()
 	s.stats = stats
 	s.statsMu.Unlock()

@@ -154,9 +154,9 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.db, s.dbName = db, name
 	s.applied.Store(applied) // with the database (LockedView)
 	s.lastZxid.Store(last)
+	s.dropCaches()
 	s.mu.Unlock()
 	s.zxidBase = base
-	s.dropCaches()
 	return nil
 }
 

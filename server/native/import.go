@@ -227,8 +227,15 @@ func importOps(b *zkbridgev1.ImportBatch) ([]sm.Op, int64, error) {
 		ops = append(ops, in)
 	}
 	nodes := make([]sm.ImportedNode, 0, len(b.Nodes))
+	var acl []zkproto.ACL // the previous node's: nodes mostly share one
 	for _, n := range b.Nodes {
-		nodes = append(nodes, importedNode(n))
+		if !sameACL(acl, n.Acl) {
+			acl = nil
+			for _, a := range n.Acl {
+				acl = append(acl, zkproto.ACL{Perms: a.Perms, ID: zkproto.Id{Scheme: a.Scheme, ID: a.Id}})
+			}
+		}
+		nodes = append(nodes, importedNode(n, acl))
 	}
 	switch {
 	case b.Update:
@@ -243,16 +250,27 @@ func importOps(b *zkbridgev1.ImportBatch) ([]sm.Op, int64, error) {
 	return ops, int64(len(nodes) + len(b.Deletes)), nil
 }
 
-func importedNode(n *zkbridgev1.ImportedNode) sm.ImportedNode {
+// importedNode converts n, whose ACL is acl (read-only: nodes share it).
+func importedNode(n *zkbridgev1.ImportedNode, acl []zkproto.ACL) sm.ImportedNode {
 	out := sm.ImportedNode{Path: n.Path, Data: n.Data, Czxid: n.Czxid, Mzxid: n.Mzxid, Pzxid: n.Pzxid, Ctime: n.Ctime,
-		Mtime: n.Mtime, Version: n.Version, Aversion: n.Aversion, EphemeralOwner: n.EphemeralOwner, Creates: n.Creates}
+		Mtime: n.Mtime, Version: n.Version, Aversion: n.Aversion, EphemeralOwner: n.EphemeralOwner, Creates: n.Creates, ACL: acl}
 	if n.NullData {
 		out.Data = nil
 	} else if out.Data == nil {
 		out.Data = []byte{}
 	}
-	for _, a := range n.Acl {
-		out.ACL = append(out.ACL, zkproto.ACL{Perms: a.Perms, ID: zkproto.Id{Scheme: a.Scheme, ID: a.Id}})
-	}
 	return out
+}
+
+// sameACL reports whether acl is the converted pb.
+func sameACL(acl []zkproto.ACL, pb []*zkbridgev1.ACL) bool {
+	if len(acl) != len(pb) || acl == nil {
+		return false
+	}
+	for i, a := range pb {
+		if acl[i].Perms != a.Perms || acl[i].ID.Scheme != a.Scheme || acl[i].ID.ID != a.Id {
+			return false
+		}
+	}
+	return true
 }

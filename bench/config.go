@@ -287,6 +287,9 @@ func (c *Config) Validate() error {
 	if c.Rate > 0 && (c.Workload == "watch" || c.Workload == "connect" || c.Workload == "churn" || c.Workload == "sessions" || c.Workload == "watches") {
 		return fmt.Errorf("rate applies to request/reply workloads, not %s", c.Workload)
 	}
+	if c.TLS != nil && c.Workload == "sessions" {
+		return fmt.Errorf("the sessions workload speaks plaintext only (no --tls)")
+	}
 	if c.StormAddr != "" && c.Workload != "sessions" {
 		return fmt.Errorf("a storm applies to the sessions workload only")
 	}

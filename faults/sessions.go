@@ -49,7 +49,7 @@ func (s *sessions) violate(format string, args ...any) {
 // session a full timeout from when it took over (as ZooKeeper's does),
 // found at the leader's next half-tick check (1 s), plus an election after
 // a fault ended (a restarted node). ephemeralGrace bounds the wait
-// itself, past any fault pattern of a run.
+// itself, from the later of the close and the last fault (awaitEnd).
 const (
 	expiryGrace    = sessionTimeout + 3*time.Second
 	ephemeralGrace = 4*sessionTimeout + 4*time.Second
@@ -108,6 +108,27 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 		if !exists {
 			continue
 		}
+		s.awaitEnd(h, events, path, sid, ended, ownerAt, watcherAt)
+	}
+}
+
+// awaitEnd waits for the watch on path to fire after its owner's session
+// ended at ended. Each new leader gives every session a full timeout, so
+// a session whose close was lost in a failover lives on while leaders keep
+// changing (as under ZooKeeper): the wait is ephemeralGrace from the later
+// of the close and the last fault, looked up again every second.
+func (s *sessions) awaitEnd(h *History, events <-chan zk.Event, path string, sid int64, ended time.Time, ownerAt, watcherAt string) {
+	for {
+		from := ended
+		if f := h.LastFaultBefore(time.Now()); f.After(from) {
+			from = f
+		}
+		wait := time.Until(from.Add(ephemeralGrace))
+		if wait <= 0 {
+			s.violate("sessions: ephemeral %s of session 0x%x (on %s, watched from %s) still there (no watch event) %v after its session closed, %v after the later of that and the last fault",
+				path, sid, ownerAt, watcherAt, time.Since(ended).Round(time.Millisecond), time.Since(from).Round(time.Millisecond))
+			return
+		}
 		select {
 		case ev := <-events:
 			if ev.Type != zk.EventNodeDeleted && ev.Type != zk.EventNotWatching {
@@ -118,8 +139,8 @@ func (s *sessions) Run(c *client, h *History, stop <-chan struct{}) {
 			s.mu.Lock()
 			s.ends = append(s.ends, ephemeralEnd{path: path, sid: sid, ended: ended, gone: time.Now()})
 			s.mu.Unlock()
-		case <-time.After(ephemeralGrace):
-			s.violate("sessions: ephemeral %s of session 0x%x (on %s, watched from %s) still there (no watch event) %v after its session closed", path, sid, ownerAt, watcherAt, time.Since(ended).Round(time.Millisecond))
+			return
+		case <-time.After(min(wait, time.Second)):
 		}
 	}
 }

@@ -5,7 +5,7 @@ BIN     := bin/zkbridge
 PKGS    := ./...
 FUZZTIME ?= 4s
 
-.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos migrate-bench bench-dims
+.PHONY: all build run test deps vet fmt-check unit compat fuzz bench proto clean screenshots console-bench chaos migrate-bench bench-dims tenants-bench
 
 all: build
 
@@ -85,6 +85,15 @@ bench-dims: deps
 # peak RSS; ZooKeeper's own reload time beside convert), then TestMigrate
 # with a 100k-znode mix (`make test` runs it with 5k).
 MIGRATE_ZNODES ?= 1000000
+# The tenant benchmarks (docs/tenants.md): memory per idle tenant and the
+# start-up of 3 nodes with TENANTS tenants, aggregate writes of 1/2/4/8
+# tenants vs the default tenant and a 3-node ZooKeeper, and a noisy
+# neighbour's effect on another tenant's p99.
+TENANTS ?= 100
+tenants-bench: deps
+	ZKBRIDGE_TENANT_BENCH=1 ZKBRIDGE_TENANTS=$(TENANTS) $(GO) test -count=1 -v -timeout 60m \
+	  -run '^TestTenant(Scale|Write|NoisyNeighbour)Bench$$' ./compat-tests/
+
 migrate-bench: deps
 	ZKBRIDGE_MIGRATE_BENCH=$(MIGRATE_ZNODES) ZKBRIDGE_MIGRATE_CONVERT_BENCH=$(MIGRATE_ZNODES) \
 	  $(GO) test -count=1 -v -timeout 60m -run '^TestMigrate(Import|Convert)Bench$$' ./compat-tests/

@@ -501,6 +501,7 @@ func (s *Server) CreateTenant(ctx context.Context, req TenantRequest) (TenantInf
 		return TenantInfo{}, err
 	}
 	s.tenants.poke()
+	s.tenants.awaitServed(ctx, t.Name)
 	return s.tenantInfo(t), nil
 }
 
@@ -512,6 +513,7 @@ func (s *Server) UpdateTenant(ctx context.Context, req TenantRequest) (TenantInf
 		return TenantInfo{}, err
 	}
 	s.tenants.poke()
+	s.tenants.awaitServed(ctx, t.Name)
 	return s.tenantInfo(t), nil
 }
 
@@ -742,5 +744,27 @@ func (a tenantAdmin) TenantGauges(emit func(tenant, name, help string, v float64
 		emit(name, "sessions_refused_total", "connections refused at the tenant's session limit", float64(c.SessionsRefused))
 		emit(name, "throttled_total", "requests held back by the tenant's request rate limit", float64(c.Throttled))
 		emit(name, "ops_per_sec", "the tenant's requests per second on this node (sampled every 2 s)", t.rate())
+	}
+}
+
+// servedWait bounds how long a create or update waits for the node asked
+// to serve the tenant, so that a client told "created" can connect to it.
+const servedWait = 10 * time.Second
+
+// awaitServed waits (bounded) until this node serves the tenant: its
+// replica has a leader, or its forwarder is open.
+func (ts *tenantSet) awaitServed(ctx context.Context, name string) {
+	deadline := time.Now().Add(servedWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if t := ts.get(name); t != nil && t.node.Serving() {
+			return
+		}
+		ts.mu.Lock()
+		_, fwd := ts.forwarded[name]
+		ts.mu.Unlock()
+		if fwd {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -390,7 +390,10 @@ type shardSpec struct {
 	// join: the replica was added to a running shard (it is not among the
 	// initial members); observer: it does not vote.
 	join, observer bool
-	log            zerolog.Logger
+	// quiesce: an idle shard stops its heartbeats (tenants: a node runs
+	// many shards, most of them idle at any time).
+	quiesce bool
+	log     zerolog.Logger
 }
 
 // startShard starts this node's replica of a shard and waits until the
@@ -419,6 +422,7 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 		OrderedConfigChange: true,
 		MaxInMemLogSize:     256 << 20,
 		WaitReady:           true,
+		Quiesce:             spec.quiesce,
 	}
 	members := spec.members
 	// An observer is never bootstrapped: the leader adds it (static

@@ -89,7 +89,7 @@ func (n *Node) startReplica(smCfg sm.Config, fsync func(time.Duration)) (*raftNo
 	for id, addr := range n.tenant.members {
 		members[id] = addr
 	}
-	r, store, err := p.raft.host.startShard(&n.cfg, shardSpec{id: n.tenant.shard, members: members, log: n.log},
+	r, store, err := p.raft.host.startShard(&n.cfg, shardSpec{id: n.tenant.shard, members: members, quiesce: true, log: n.log},
 		smCfg, &n.applyMu, n.barriers)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tenant %s: %w", n.tenant.name, err)

@@ -1,0 +1,275 @@
+package compattests
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// The tenant benchmarks (make tenants-bench, not make test): memory per
+// idle tenant and start-up time with many tenants, aggregate writes of 1,
+// 2, 4 and 8 tenants with their leaders spread vs one tenant and vs a
+// 3-node ZooKeeper, and a noisy neighbour's effect on another tenant's
+// p99. Figures are logged (go test -v); docs/tenants.md keeps them with
+// the machine's load.
+
+func tenantBench(t *testing.T) {
+	if os.Getenv("ZKBRIDGE_TENANT_BENCH") == "" {
+		t.Skip("a benchmark: make tenants-bench (ZKBRIDGE_TENANT_BENCH=1)")
+	}
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return string(b[:len(b)-1])
+}
+
+// waitTenants waits until node i lists want tenants, all hosted with a
+// leader, and returns how long it took.
+func (c *ProcCluster) waitTenants(t *testing.T, i, want int, d time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		rows, err := c.tenants(i)
+		ready := 0
+		for _, r := range rows {
+			if r.Hosted && r.Leader != 0 {
+				ready++
+			}
+		}
+		if err == nil && ready == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > d {
+			t.Fatalf("node %d: %d of %d tenants serving after %v (%v)", i+1, ready, want, d, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestTenantScaleBench(t *testing.T) {
+	tenantBench(t)
+	n := 100
+	if v, err := strconv.Atoi(os.Getenv("ZKBRIDGE_TENANTS")); err == nil && v > 0 {
+		n = v
+	}
+	c := StartProcCluster(t, 3, ClusterOptions{DistinctHosts: true})
+	time.Sleep(5 * time.Second)
+	rss := func() []int {
+		out := make([]int, len(c.Nodes))
+		for i, nd := range c.Nodes {
+			out[i] = procRSSKiB(t, nd.cmd.Process.Pid)
+		}
+		return out
+	}
+	before := rss()
+	created := time.Now()
+	for i := 0; i < n; i++ {
+		// No port: an idle tenant (its door listens on an ephemeral port).
+		// An outcome unknown on this loaded machine is asked again; "exists"
+		// then means the first attempt went through.
+		name := fmt.Sprintf("t%03d", i)
+		for attempt := 1; ; attempt++ {
+			err := c.AdminPost(i%3, "/tenants/create", url.Values{"name": {name}})
+			if err == nil || strings.Contains(err.Error(), "exists") {
+				break
+			}
+			if attempt == 5 {
+				t.Fatal(err)
+			}
+			t.Logf("create %s: %v; again", name, err)
+		}
+	}
+	for i := range c.Nodes {
+		c.waitTenants(t, i, n, 10*time.Minute)
+	}
+	t.Logf("%d tenants created and served on 3 nodes in %v (load %s)", n, time.Since(created).Round(time.Millisecond), loadAvg())
+	time.Sleep(10 * time.Second) // idle
+	after := rss()
+	for i := range c.Nodes {
+		t.Logf("node %d: RSS %d MiB with the default tenant only, %d MiB with %d idle tenants: %.2f MiB per tenant (load %s)",
+			i+1, before[i]/1024, after[i]/1024, n, float64(after[i]-before[i])/1024/float64(n), loadAvg())
+	}
+	// Start-up: every node killed and started again; until all serve all.
+	for i := range c.Nodes {
+		c.Kill(i)
+	}
+	start := time.Now()
+	for i := range c.Nodes {
+		c.Start(i)
+	}
+	for i := range c.Nodes {
+		c.waitTenants(t, i, n, 10*time.Minute)
+	}
+	t.Logf("restart of 3 nodes with %d tenants: every tenant served on every node %v after the start (load %s)",
+		n, time.Since(start).Round(time.Millisecond), loadAvg())
+	restarted := rss()
+	for i := range c.Nodes {
+		t.Logf("node %d after the restart: RSS %d MiB", i+1, restarted[i]/1024)
+	}
+}
+
+// writeLoad runs writers setting one znode each through conns for d and
+// returns the writes done.
+func writeLoad(t *testing.T, addrs []string, writers int, d time.Duration) int64 {
+	t.Helper()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for w := 0; w < writers; w++ {
+		zc, _, err := gozk.Connect([]string{addrs[w%len(addrs)]}, 10*time.Second, gozk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zc.Close()
+		path := fmt.Sprintf("/bench-%d", w)
+		if _, err := zc.Create(path, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil && err != gozk.ErrNodeExists {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := make([]byte, 64)
+			for time.Now().Before(end) {
+				if _, err := zc.Set(path, data, -1); err == nil {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return done.Load()
+}
+
+func TestTenantWriteBench(t *testing.T) {
+	tenantBench(t)
+	const writersPerTenant = 16
+	dur := 10 * time.Second
+	c := StartProcCluster(t, 3, ClusterOptions{DistinctHosts: true})
+	names := []string{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8"}
+	ports, err := freePorts(len(names))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range names {
+		if err := c.AdminPost(0, "/tenants/create", url.Values{"name": {name}, "port": {strconv.Itoa(ports[i])}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitTenants(t, 0, len(names), 2*time.Minute)
+	time.Sleep(5 * time.Second) // leaders spread
+	rows, _ := c.tenants(0)
+	leaders := map[uint64]int{}
+	for _, r := range rows {
+		leaders[r.Leader]++
+	}
+	t.Logf("tenant leaders per node: %v", leaders)
+	// Each tenant's writers connect to the node leading it (as a client
+	// spread over all nodes would, a third of them each).
+	addrsOf := func(name string) []string {
+		var out []string
+		for i, nd := range c.Nodes {
+			host, _, _ := net.SplitHostPort(nd.Client)
+			_ = i
+			out = append(out, net.JoinHostPort(host, strconv.Itoa(ports[slices.Index(names, name)])))
+		}
+		return out
+	}
+	results := map[int]float64{}
+	for _, k := range []int{1, 2, 4, 8} {
+		var total atomic.Int64
+		var wg sync.WaitGroup
+		for _, name := range names[:k] {
+			wg.Add(1)
+			go func() { defer wg.Done(); total.Add(writeLoad(t, addrsOf(name), writersPerTenant, dur)) }()
+		}
+		wg.Wait()
+		results[k] = float64(total.Load()) / dur.Seconds()
+		t.Logf("%d tenants × %d writers: %.0f writes/s in all (load %s)", k, writersPerTenant, results[k], loadAvg())
+	}
+	// The default tenant alone, same writers, as the one-shard baseline.
+	def := writeLoad(t, c.Addrs(), writersPerTenant, dur)
+	t.Logf("the default tenant (one shard) × %d writers: %.0f writes/s", writersPerTenant, float64(def)/dur.Seconds())
+	c.stop()
+	ens, err := StartZooKeeperEnsemble(3)
+	if err != nil {
+		t.Logf("no ZooKeeper ensemble to compare with: %v", err)
+		return
+	}
+	defer ens.Stop()
+	for _, k := range []int{1, 4} {
+		zkOps := writeLoad(t, ens.Addrs, k*writersPerTenant, dur)
+		t.Logf("3-node ZooKeeper × %d writers: %.0f writes/s (load %s); zkbridge with %d tenants: %.2f× it",
+			k*writersPerTenant, float64(zkOps)/dur.Seconds(), loadAvg(), k, results[k]/(float64(zkOps)/dur.Seconds()))
+	}
+	t.Logf("4 tenants vs one tenant: %.2f×", results[4]/results[1])
+}
+
+func TestTenantNoisyNeighbourBench(t *testing.T) {
+	tenantBench(t)
+	c := StartProcCluster(t, 3, ClusterOptions{DistinctHosts: true})
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"noisy", "quiet"} {
+		if err := c.AdminPost(0, "/tenants/create", url.Values{"name": {name}, "port": {strconv.Itoa(ports[i])}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitTenants(t, 0, 2, 2*time.Minute)
+	time.Sleep(5 * time.Second)
+	addr := func(node, i int) string {
+		host, _, _ := net.SplitHostPort(c.Nodes[node].Client)
+		return net.JoinHostPort(host, strconv.Itoa(ports[i]))
+	}
+	// The quiet tenant writes 50 times a second and records each latency.
+	quietP99 := func(d time.Duration) (time.Duration, int) {
+		zc, _, err := gozk.Connect([]string{addr(0, 1)}, 10*time.Second, gozk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zc.Close()
+		_, _ = zc.Create("/q", nil, 0, gozk.WorldACL(gozk.PermAll))
+		var lat []time.Duration
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
+			start := time.Now()
+			if _, err := zc.Set("/q", []byte("x"), -1); err != nil {
+				t.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		return lat[len(lat)*99/100], len(lat)
+	}
+	idle, n := quietP99(15 * time.Second)
+	t.Logf("quiet tenant alone: p99 %v over %d writes (load %s)", idle, n, loadAvg())
+	var loaded time.Duration
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ops := writeLoad(t, []string{addr(0, 0), addr(1, 0), addr(2, 0)}, 32, 17*time.Second)
+		t.Logf("noisy tenant: %.0f writes/s", float64(ops)/17)
+	}()
+	time.Sleep(time.Second)
+	loaded, n = quietP99(15 * time.Second)
+	wg.Wait()
+	t.Logf("quiet tenant beside a noisy one at full load: p99 %v over %d writes (%.2f× alone; load %s)",
+		loaded, n, float64(loaded)/float64(idle), loadAvg())
+}

@@ -87,7 +87,7 @@ func Convert(snapDir, logDir, path string, begin func(Header) error, sink Sink) 
 	}
 	emit := func(p string, ancestor bool) error {
 		n := tree.Nodes[p]
-		st := zkdata.ClientStat(n.Stat, len(n.Data), len(n.Children))
+		st := zkdata.ClientStat(n.Stat, len(n.Data), int(n.NumChildren))
 		out := &Node{Path: p, Data: n.Data, Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime, Mtime: st.Mtime,
 			Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: n.Stat.EphemeralOwner,
 			NumChildren: st.NumChildren, Creates: n.Stat.Cversion, Ancestor: ancestor}

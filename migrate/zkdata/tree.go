@@ -3,18 +3,21 @@ package zkdata
 import (
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // OpenACLUnsafe is what ACL id -1 stands for in a snapshot.
 var OpenACLUnsafe = []ACL{{Perms: 31, Scheme: "world", ID: "anyone"}}
 
-// TreeNode is one znode of a replayed Tree.
+// TreeNode is one znode of a replayed Tree. Nodes with equal ACLs share
+// one ACL slice (read-only). Only the number of children is kept: a map of
+// names per node had been most of a replay's memory.
 type TreeNode struct {
-	Data     []byte
-	ACL      []ACL
-	Stat     StatPersisted
-	Children map[string]struct{}
+	Data        []byte
+	ACL         []ACL
+	Stat        StatPersisted
+	NumChildren int32
 }
 
 // Tree is a whole ZooKeeper data tree in memory, built from a snapshot and
@@ -30,6 +33,31 @@ type Tree struct {
 	// LastDigest is the tree digest the last replayed txn carried (nil
 	// when it carried none); Digest() must equal it after the replay.
 	LastDigest *TxnDigest
+	// acls interns the nodes' ACLs by their text (every create txn carries
+	// its own copy).
+	acls   map[string][]ACL
+	aclKey []byte
+}
+
+// intern returns the shared slice equal to acl.
+func (t *Tree) intern(acl []ACL) []ACL {
+	if len(acl) == 0 {
+		return acl
+	}
+	k := t.aclKey[:0]
+	for _, a := range acl {
+		k = strconv.AppendInt(k, int64(a.Perms), 10)
+		k = append(append(append(append(append(k, 0), a.Scheme...), 0), a.ID...), 0)
+	}
+	t.aclKey = k
+	if shared, ok := t.acls[string(k)]; ok {
+		return shared
+	}
+	if t.acls == nil {
+		t.acls = map[string][]ACL{}
+	}
+	t.acls[string(k)] = acl
+	return acl
 }
 
 // LoadTree reads the newest snapshot of d and replays all later
@@ -79,10 +107,10 @@ func (t *Tree) loadSnapshot(path string) error {
 			if n.ACL == -1 {
 				a = OpenACLUnsafe
 			}
-			t.Nodes[n.Path] = &TreeNode{Data: n.Data, ACL: a, Stat: n.Stat, Children: map[string]struct{}{}}
+			t.Nodes[n.Path] = &TreeNode{Data: n.Data, ACL: a, Stat: n.Stat}
 			if n.Path != "/" {
-				p, c := split(n.Path)
-				t.Nodes[p].Children[c] = struct{}{}
+				p, _ := split(n.Path)
+				t.Nodes[p].NumChildren++
 			}
 			return nil
 		},
@@ -140,7 +168,7 @@ func (t *Tree) Stat(path string) (Stat, bool) {
 	if n == nil {
 		return Stat{}, false
 	}
-	return ClientStat(n.Stat, len(n.Data), len(n.Children)), true
+	return ClientStat(n.Stat, len(n.Data), int(n.NumChildren)), true
 }
 
 // Paths returns every path, sorted.
@@ -196,7 +224,7 @@ func (t *Tree) apply(h TxnHeader, typ int32, rec Record) {
 		}
 	case *SetACLTxn:
 		if n := t.Nodes[r.Path]; n != nil {
-			n.ACL = r.ACL
+			n.ACL = t.intern(r.ACL)
 			n.Stat.Aversion = r.Version
 		}
 	case *CreateSessionTxn:
@@ -230,11 +258,12 @@ func (t *Tree) create(path string, data []byte, acl []ACL, owner int64, parentCV
 	if path == "/" || !strings.HasPrefix(path, "/") {
 		return false
 	}
-	p, c := split(path)
+	p, _ := split(path)
 	parent := t.Nodes[p]
 	if parent == nil {
 		return false
 	}
+	acl = t.intern(acl)
 	if n := t.Nodes[path]; n != nil {
 		n.ACL = acl
 		return false
@@ -245,8 +274,8 @@ func (t *Tree) create(path string, data []byte, acl []ACL, owner int64, parentCV
 	if parentCVersion > parent.Stat.Cversion {
 		parent.Stat.Cversion, parent.Stat.Pzxid = parentCVersion, h.Zxid
 	}
-	parent.Children[c] = struct{}{}
-	t.Nodes[path] = &TreeNode{Data: data, ACL: acl, Children: map[string]struct{}{}, Stat: StatPersisted{
+	parent.NumChildren++
+	t.Nodes[path] = &TreeNode{Data: data, ACL: acl, Stat: StatPersisted{
 		Czxid: h.Zxid, Mzxid: h.Zxid, Pzxid: h.Zxid, Ctime: h.Time, Mtime: h.Time, EphemeralOwner: owner,
 	}}
 	return true
@@ -257,10 +286,10 @@ func (t *Tree) delete(path string, zxid int64) {
 	if n == nil || path == "/" {
 		return
 	}
-	p, c := split(path)
+	p, _ := split(path)
 	delete(t.Nodes, path)
 	if parent := t.Nodes[p]; parent != nil {
-		delete(parent.Children, c)
+		parent.NumChildren--
 		if zxid > parent.Stat.Pzxid {
 			parent.Stat.Pzxid = zxid
 		}
@@ -272,11 +301,7 @@ func (t *Tree) delete(path string, zxid int64) {
 // aversion -1), none of them logged.
 func (t *Tree) initEmpty() {
 	node := func(acl []ACL, kids ...string) *TreeNode {
-		n := &TreeNode{ACL: acl, Children: map[string]struct{}{}}
-		for _, k := range kids {
-			n.Children[k] = struct{}{}
-		}
-		return n
+		return &TreeNode{ACL: acl, NumChildren: int32(len(kids))}
 	}
 	t.Nodes["/"] = node(OpenACLUnsafe, "zookeeper")
 	t.Nodes["/zookeeper"] = node(OpenACLUnsafe, "quota", "config")

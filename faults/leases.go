@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	native "github.com/zkbridge/zkbridge/client"
 )
@@ -108,17 +110,12 @@ func (l *leases) Run(c *client, h *History, stop <-chan struct{}) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		if !l.hold(h, lease) {
+		held := l.hold(h, nc, lease, stop)
+		if lease.Err() != nil { // lost: nothing left to end
 			_ = nc.Close()
 			continue
 		}
-		stopped := false
-		select {
-		case <-stop:
-			stopped = true
-		default:
-		}
-		if n%2 == 0 || stopped {
+		if !held || n%2 == 0 { // the run stopped, or every other lease
 			l.deregister(c, h, lease)
 			_ = nc.Close()
 			continue
@@ -128,24 +125,37 @@ func (l *leases) Run(c *client, h *History, stop <-chan struct{}) {
 	}
 }
 
-// hold keeps lease for leaseHold, even past the end of the run (every
-// lease is judged over a whole hold, longer than its TTL); false when it
-// was lost (judged here).
-func (l *leases) hold(h *History, lease *native.Lease) bool {
+// hold keeps lease for leaseHold. When the run stops first, one more
+// heartbeat asks the server whether the lease still lives (a run shorter
+// than a hold still judges the leases it held past their TTL). False when
+// the lease was lost (judged here) or the run stopped.
+func (l *leases) hold(h *History, nc *native.Client, lease *native.Lease, stop <-chan struct{}) bool {
 	select {
 	case <-lease.Lost():
-		seen := time.Now()
 		if !errors.Is(lease.Err(), native.ErrLeaseExpired) {
 			return false // no node answered within the TTL: the client gave up
 		}
-		renewed, ttl := lease.LastRenewed(), lease.TTL()
-		if bound := renewed.Add(ttl - l.slack(h, ttl, renewed.Add(-ttl), seen)); seen.Before(bound) {
-			l.violate("leases: %s (lease 0x%x) ended by the server %v after a heartbeat it acknowledged (TTL %v)",
-				lease.Path(), lease.ID(), seen.Sub(renewed).Round(time.Millisecond), ttl)
-		}
+		l.judgeEnded(h, lease, time.Now())
 		return false
 	case <-time.After(leaseHold):
 		return true
+	case <-stop:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := nc.Heartbeat(ctx, lease.ID()); status.Code(err) == codes.NotFound {
+			l.judgeEnded(h, lease, time.Now())
+		}
+		return false
+	}
+}
+
+// judgeEnded judges a lease the server said at seen was gone: ended less
+// than its TTL after an acknowledged heartbeat is a violation.
+func (l *leases) judgeEnded(h *History, lease *native.Lease, seen time.Time) {
+	renewed, ttl := lease.LastRenewed(), lease.TTL()
+	if bound := renewed.Add(ttl - l.slack(h, ttl, renewed.Add(-ttl), seen)); seen.Before(bound) {
+		l.violate("leases: %s (lease 0x%x) ended by the server %v after a heartbeat it acknowledged (TTL %v)",
+			lease.Path(), lease.ID(), seen.Sub(renewed).Round(time.Millisecond), ttl)
 	}
 }
 

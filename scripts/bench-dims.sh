@@ -32,11 +32,14 @@
 #             server's RSS peak during the reads (the reply of 1,000,000
 #             children is ~12 MB, over jute.maxbuffer: both send it whole,
 #             see compat-tests/wide.go).
+#   catchup   3 nodes: a follower stopped, DIMS_CATCHUP znodes (default
+#             1000000) created, the follower started again: its time
+#             to serve them all (the leader sends it a snapshot) and the
+#             newest snapshot's size. One run per system.
 #   bigtree   1 node each: DIMS_BIGTREE znodes (default 10000000) via
 #             bench-vs-zk.sh's memory run (RSS, heap, restart to serving),
-#             ZooKeeper's heap DIMS_BIGTREE_ZK_HEAP (default 8g). Snapshot
-#             size and time and a new follower's catch-up are not measured
-#             yet.
+#             ZooKeeper's heap DIMS_BIGTREE_ZK_HEAP (default 8g). The time
+#             a snapshot takes is not measured.
 #
 # ZooKeeper: Debian's 3.8, default JVM flags (G1 on JDK 17) with a fixed
 # heap of ZK_HEAP per node (default 2g: -Xms2g -Xmx2g), forceSync on,
@@ -68,14 +71,15 @@ fanout_watchers=${DIMS_FANOUT_WATCHERS:-10000}
 recursive_rate=${DIMS_RECURSIVE_RATE:-5000}
 wide_sizes=${DIMS_WIDE:-100000 1000000}
 bigtree=${DIMS_BIGTREE:-10000000}
+catchup=${DIMS_CATCHUP:-1000000}
 duration=${DIMS_DURATION:-20s}
 repeat=${DIMS_REPEAT:-2}
 export ZK_HEAP=${ZK_HEAP:-2g}
 export ZK_EXTRA_CFG="maxClientCnxns=0"
 for d in $dims; do
-  case $d in sessions | churn | watches | values | wide | bigtree) ;; *) die "unknown dimension $d (sessions churn watches values wide bigtree)" ;; esac
+  case $d in sessions | churn | watches | values | wide | bigtree | catchup) ;; *) die "unknown dimension $d (sessions churn watches values wide bigtree catchup)" ;; esac
 done
-for v in "$sessions" "$watches" "$watch_paths" "$fanout_watchers" "$recursive_rate" "$bigtree" "$repeat" $wide_sizes; do
+for v in "$sessions" "$watches" "$watch_paths" "$fanout_watchers" "$recursive_rate" "$bigtree" "$catchup" "$repeat" $wide_sizes; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "$v: want a positive integer"
 done
 command -v jq >/dev/null || die "jq not found"
@@ -165,14 +169,15 @@ start_zb() {
   fi
 }
 
-# follower ADDRS PIDS: "ADDR PID" of the first node whose srvr Mode is follower.
+# follower ADDRS PIDS: "ADDR PID I" of the first node whose srvr Mode is
+# follower, I its 1-based place in ADDRS.
 follower() {
   local addrs pids i
   IFS=, read -r -a addrs <<<"$1"
   IFS=, read -r -a pids <<<"$2"
   for i in "${!addrs[@]}"; do
     if [ "$(zk_srvr "${addrs[$i]##*:}" | sed -n 's/^Mode: //p')" = follower ]; then
-      echo "${addrs[$i]} ${pids[$i]}"
+      echo "${addrs[$i]} ${pids[$i]} $((i + 1))"
       return
     fi
   done
@@ -204,7 +209,7 @@ run_sessions() {
   for ((r = 1; r <= repeat; r++)); do
     for sys in zk zb; do
       if [ "$sys" = zk ]; then start_zk 3; else start_zb 3; fi
-      read -r faddr fpid < <(follower "$(addr_of "$sys")" "$(pids_of "$sys")")
+      read -r faddr fpid _ < <(follower "$(addr_of "$sys")" "$(pids_of "$sys")")
       printf '#!/bin/sh\n[ "$1" = storm ] && kill -9 %s\nexit 0\n' "$fpid" >"$work/storm-hook"
       bench "$sys" "$work/results/sessions-$sys-$r.json" --workload sessions --connections "$sessions" \
         --session-timeout 10s --duration "$duration" --warmup 10s --timeout 60s \
@@ -327,6 +332,70 @@ run_wide() {
   done
 }
 
+# newest_snapshot SYS: bytes of what a snapshot of SYS's running cluster
+# holds. ZooKeeper: its newest snapshot.* file. zkbridge: the largest
+# node's Pebble state directory, which a snapshot streams (dragonboat's
+# own snapshot directory of an on-disk state machine is a marker of a few
+# kB).
+newest_snapshot() {
+  local f
+  if [ "$1" = zk ]; then
+    f=$(ls -t "$zk_dir"/*/data/version-2/snapshot.* 2>/dev/null | head -n 1)
+    if [ -n "$f" ]; then stat -c %s "$f"; else echo null; fi
+  else
+    du -sb "$cluster_dir"/node*/state 2>/dev/null | sort -n | tail -n 1 | cut -f1 | grep . || echo null
+  fi
+}
+
+# run_catchup: per system, a 3-node cluster with one follower stopped
+# (SIGKILL) while DIMS_CATCHUP znodes of 100 B are created, then started
+# again: the time from its start to its first getAllChildrenNumber that
+# counts them all, far enough behind that the leader sends it a snapshot
+# (ZooKeeper: SNAP, the log being larger than a third of the snapshot;
+# zkbridge: the log kept behind a snapshot is 5 × 10,000 entries).
+run_catchup() {
+  local sys faddr fpid fi t0 out restarter=""
+  for sys in zk zb; do
+    if [ "$sys" = zk ]; then start_zk 3; else start_zb 3; fi
+    read -r faddr fpid fi < <(follower "$(addr_of "$sys")" "$(pids_of "$sys")")
+    kill -9 "$fpid"
+    local live
+    live=$(addr_of "$sys" | tr ',' '\n' | grep -vx "$faddr" | paste -sd, -)
+    log "catchup-$sys: follower $faddr stopped; creating $catchup znodes"
+    out=$work/results/catchup-$sys-1.json
+    if ! "$bin" bench --addr "$live" --workload create --ops "$catchup" --warmup 0s --no-cleanup --connections 8 \
+      --outstanding 64 --payload 100 --root /dims-catchup --timeout 600s --progress 0 --json >"$out.load" 2>"$out.err"; then
+      jq -n '{failed: true}' >"$out"
+      if [ "$sys" = zk ]; then stop_zk; else stop_zb; fi
+      continue
+    fi
+    # What the live nodes hold: a create lost to ConnectionLoss may or
+    # may not have been applied, so the count is asked, not assumed.
+    local snap want
+    want=$("$bin" bench --addr "${live%%,*}" --probe /dims-catchup --timeout 60s --json 2>>"$out.err" | jq -r '.children // empty')
+    [ -n "$want" ] || want=$catchup
+    snap=$(newest_snapshot "$sys")
+    t0=$(date +%s.%N)
+    if [ "$sys" = zk ]; then
+      zk_launch org.apache.zookeeper.server.quorum.QuorumPeerMain "$zk_dir/$fi/zoo.cfg" "$zk_dir/$fi/zookeeper.log" "$ZK_HEAP"
+      zk_pids=$(echo "$zk_pids" | tr ',' '\n' | sed "s/^$fpid\$/$!/" | paste -sd, -)
+    else
+      ZKBRIDGE_CLUSTER_DIR=$cluster_dir bash "$here/scripts/local-cluster.sh" restart "$fi" >/dev/null 2>&1 &
+      restarter=$!
+    fi
+    if "$bin" bench --addr "$faddr" --probe /dims-catchup --probe-min "$want" --timeout 1200s --json >"$out.probe" 2>>"$out.err"; then
+      jq --argjson t0 "$t0" --argjson snap "$snap" --argjson load "$(cut -d' ' -f1 /proc/loadavg)" --slurpfile l "$out.load" \
+        '{catchup_s: (.answered_at_unix_s - $t0), znodes: .children, snapshot_bytes: $snap, load1: $load,
+          create_per_sec: $l[0].ops_per_sec, create_errors: $l[0].errors}' "$out.probe" >"$out"
+    else
+      jq -n '{failed: true}' >"$out"
+    fi
+    log "catchup-$sys: $(jq -c . "$out")"
+    if [ -n "$restarter" ]; then wait "$restarter" 2>/dev/null || true; fi
+    if [ "$sys" = zk ]; then stop_zk; else stop_zb; fi
+  done
+}
+
 run_bigtree() {
   log "bigtree: bench-vs-zk.sh's memory and restart run with $bigtree znodes"
   BENCH_NODES="" BENCH_MEMORY=1 BENCH_ZNODES=$bigtree ZKBRIDGE_BIN=$bin ZK_HEAP=${DIMS_BIGTREE_ZK_HEAP:-8g} \
@@ -429,6 +498,14 @@ if compgen -G "$work/results/wide-*.json" >/dev/null; then
       row "$n children: RSS peak while listing, MB" "wide-$n" '.server.rss_peak_mb' "%.0f"
     done
   } | table "wide nodes: getChildren, one at a time, 20 reads, 1 node (load: $(loads wide))"
+fi
+if have catchup; then
+  {
+    row "znodes created with the follower down" catchup '.znodes' "%.0f"
+    row "create while it was down, znodes/s (higher)" catchup '.create_per_sec' "%.0f"
+    row "snapshot, MB (ZooKeeper: newest file; zkbridge: Pebble state)" catchup '.snapshot_bytes / 1e6' "%.0f" "<= 1/2"
+    row "follower's catch-up to serving them, s (lower)" catchup '.catchup_s' "%.2f" "<= 1/2"
+  } | table "catch-up: a follower of 3 SIGKILLed, $catchup znodes of 100 B created, the follower started again (load: $(loads catchup))"
 fi
 printf '\nreproduce: DIMS_SESSIONS=%s DIMS_WATCHES=%s DIMS_WATCH_PATHS=%s DIMS_FANOUT_WATCHERS=%s DIMS_RECURSIVE_RATE=%s DIMS_WIDE=%q DIMS_BIGTREE=%s DIMS_DURATION=%s DIMS_REPEAT=%s ZK_HEAP=%s scripts/bench-dims.sh %s\n' \
   "$sessions" "$watches" "$watch_paths" "$fanout_watchers" "$recursive_rate" "$wide_sizes" "$bigtree" "$duration" "$repeat" "$ZK_HEAP" "$dims"

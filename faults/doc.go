@@ -16,10 +16,20 @@
 //   - counter: concurrent compare-and-set increments of one znode; the
 //     final value lies between the acknowledged count and that plus the
 //     unknown ones.
+//   - sessions: an ephemeral per short session, visible while it lives,
+//     gone (its watch fired) after the session ends.
+//   - ttl: TTL nodes kept alive by writes, then left alone: never deleted
+//     less than their TTL after an acknowledged write.
+//   - leases (zkbridge): native-API leases renewed by the Go client: never
+//     ended less than their TTL after an acknowledged heartbeat, gone once
+//     deregistered or left without heartbeats for their TTL.
 //
 // Nemeses: kill -9 of the leader or of a follower (restarted on its data),
 // SIGSTOP/SIGCONT of the leader or a follower for longer than an election
-// timeout, and the leader isolated by a partition. A zkbridge partition is
+// timeout, the leader isolated by a partition, disk faults (slow, full,
+// torn or garbled logs, a damaged state or snapshot file), a power cycle,
+// and clock jumps: a node's wall clock (package wallclock) set ahead or
+// behind through the file named by ZKBRIDGE_CLOCK_OFFSET_FILE. A zkbridge partition is
 // injected in the peer transport (server/node/peernet reads the replica ids
 // to cut off from the file named by ZKBRIDGE_PEER_FAULT_FILE): no root is
 // needed for network namespaces, and the cut is exact per replica pair.

@@ -108,6 +108,22 @@ func (s *snapReader) bytes(max int) ([]byte, error) {
 	if n < -1 || int(n) > max {
 		return nil, fmt.Errorf("at byte %d: bad length %d", s.off-4, n)
 	}
+	// A short value gets a buffer of its size: a bytes.Buffer's 512 bytes
+	// at least, kept as every node's data, had been most of a replayed
+	// tree's memory. A longer one grows with what is read.
+	if n <= 64<<10 {
+		b := make([]byte, n)
+		m, err := io.ReadFull(s.r, b)
+		s.h.Write(b[:m])
+		s.off += int64(m)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("at byte %d: %w", s.off, err)
+		}
+		return b, nil
+	}
 	var b bytes.Buffer
 	m, err := io.Copy(&b, io.LimitReader(s.r, int64(n)))
 	s.h.Write(b.Bytes())

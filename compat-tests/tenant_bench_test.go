@@ -112,7 +112,7 @@ func TestTenantScaleBench(t *testing.T) {
 		c.Start(i)
 	}
 	for i := range c.Nodes {
-		c.waitTenants(t, i, n, 10*time.Minute)
+		c.waitTenants(t, i, n, 3*time.Minute)
 	}
 	t.Logf("restart of 3 nodes with %d tenants: every tenant served on every node %v after the start (load %s)",
 		n, time.Since(start).Round(time.Millisecond), loadAvg())

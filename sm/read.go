@@ -3,6 +3,7 @@ package sm
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/zkbridge/zkbridge/zkproto"
@@ -105,6 +106,11 @@ func (v *View) node(p string) (*nodeRec, error) {
 }
 
 func (v *View) acl(id uint64) ([]zkproto.ACL, error) {
+	if v.locked {
+		if acl, ok := v.s.readACLs.get(id); ok {
+			return acl, nil
+		}
+	}
 	b, err := readRaw(v.snap, aclKey(id))
 	if err != nil {
 		return nil, err
@@ -113,7 +119,42 @@ func (v *View) acl(id uint64) ([]zkproto.ACL, error) {
 		return nil, fmt.Errorf("sm: acl %d missing", id)
 	}
 	_, acl, err := decodeACLRec(b)
+	if err == nil && v.locked {
+		v.s.readACLs.put(id, acl)
+	}
 	return acl, err
+}
+
+// readACLCache keeps the ACL lists locked views decoded, by id. An id
+// names one list for as long as it exists and is never given to another
+// (aclRef takes new ids from a counter), so a kept list stays right until
+// the database is replaced (dropCaches, under the database's lock, which
+// every view holds shared). The lists are shared: callers only read them.
+type readACLCache struct {
+	mu   sync.RWMutex
+	acls map[uint64][]zkproto.ACL
+}
+
+func (c *readACLCache) get(id uint64) ([]zkproto.ACL, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	acl, ok := c.acls[id]
+	return acl, ok
+}
+
+func (c *readACLCache) put(id uint64, acl []zkproto.ACL) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.acls == nil || len(c.acls) >= maxDecodedACLs {
+		c.acls = map[uint64][]zkproto.ACL{}
+	}
+	c.acls[id] = acl
+}
+
+func (c *readACLCache) reset() {
+	c.mu.Lock()
+	c.acls = nil
+	c.mu.Unlock()
 }
 
 // Get returns the node's stat, data and ACL, or zkproto.ErrNoNode.

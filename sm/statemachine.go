@@ -91,9 +91,10 @@ type StateMachine struct {
 	hot      *hotCache  // likewise
 	nodes    *nodeCache // likewise
 	filter   *nodeFilter
-	logs     logIndex    // touched only by the apply path
-	txn      *txn        // Update's, reused by the next one
-	children *childCache // child listings, read side only
+	logs     logIndex     // touched only by the apply path
+	txn      *txn         // Update's, reused by the next one
+	children *childCache  // child listings, read side only
+	readACLs readACLCache // decoded ACL lists, locked views only
 }
 
 var _ sm.IOnDiskStateMachine = (*StateMachine)(nil)
@@ -168,6 +169,7 @@ func (s *StateMachine) dropCaches() {
 	s.nodes.reset()
 	s.logs.reset()
 	s.children.reset()
+	s.readACLs.reset()
 }
 
 func readMeta(r pebble.Reader) (applied uint64, base, last int64, err error) {

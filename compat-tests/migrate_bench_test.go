@@ -3,11 +3,14 @@ package compattests
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,12 +40,16 @@ func TestMigrateImportBench(t *testing.T) {
 	for _, nd := range c.Nodes {
 		cpuBefore += cpuTicks(nd.cmd.Process.Pid)
 	}
+	// Profiles (when asked for) cover an import at 30,000 znodes/s or
+	// more; the test waits for them to end.
+	waitProfiles := profileNodes(t, c, n/30000+2)
 	cmd := exec.Command(zkbridgeBinary(t), "migrate", "import", "--native", c.Nodes[0].Native, "--json", file)
 	out, err := cmd.Output()
 	cpuNodes := -cpuBefore
 	for _, nd := range c.Nodes {
 		cpuNodes += cpuTicks(nd.cmd.Process.Pid)
 	}
+	waitProfiles()
 	if err != nil {
 		t.Fatalf("migrate import: %v\n%s", err, out)
 	}
@@ -65,6 +72,42 @@ func TestMigrateImportBench(t *testing.T) {
 	nodeCPU := float64(cpuNodes) / 100 // clock ticks (USER_HZ)
 	t.Logf("import: %d znodes in %.2fs = %.0f znodes/s; CPU: tool %.2fs, nodes %.2fs (%.0f znodes per CPU-second); peak RSS: tool %d MiB, %s",
 		sum.Nodes, sum.Seconds, sum.Rate, toolCPU, nodeCPU, float64(sum.Nodes)/(toolCPU+nodeCPU), toolRSS>>10, strings.Join(nodes, ", "))
+}
+
+// profileNodes, with ZKBRIDGE_MIGRATE_PROFILE=DIR, records a CPU profile
+// of every node (its admin port's /debug/pprof/profile) for the next
+// seconds, into DIR/nodeN.pprof; the returned function waits for them.
+// Without it, it does nothing.
+func profileNodes(t *testing.T, c *ProcCluster, seconds int) (wait func()) {
+	dir := os.Getenv("ZKBRIDGE_MIGRATE_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, nd := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", nd.Admin, seconds))
+			if err != nil {
+				t.Logf("profile of node%d: %v", nd.ID, err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Logf("profile of node%d: %s %v", nd.ID, resp.Status, err)
+				return
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d.pprof", nd.ID)), b, 0o640); err != nil {
+				t.Log(err)
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // writeSyntheticExport writes an export of n znodes: /bench/gNNNN groups of

@@ -67,18 +67,3 @@ func (s *Server) RequestStats() node.RequestStats {
 	}
 	return st
 }
-
-// kindsByWatcher returns, per watcher id, the kinds it holds on each path.
-func (m *watchManager) kindsByWatcher() map[uint64][]watchKind {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[uint64][]watchKind, len(m.byWatcher))
-	for w, paths := range m.byWatcher {
-		ks := make([]watchKind, 0, len(paths))
-		for p := range paths {
-			ks = append(ks, m.byPath[p][w])
-		}
-		out[w.watcherID()] = ks
-	}
-	return out
-}

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -18,6 +19,8 @@ const (
 	watchChild                           // one-shot, from getChildren
 	watchPersist                         // addWatch PERSISTENT: data and child events
 	watchRecursive                       // addWatch PERSISTENT_RECURSIVE: data events of the subtree
+
+	watchAll = watchData | watchChild | watchPersist | watchRecursive
 )
 
 // inDataManager reports whether ZooKeeper would list the registration in
@@ -35,19 +38,68 @@ type watcher interface {
 	deliver(ev zkproto.WatcherEvent)
 }
 
+// watchReg is one connection's registrations on one path, packed in four
+// bytes: the connection's slot (a small dense number the manager hands
+// out) in the high bits, its watchKind in the low four. A million watches
+// are a million of these, not a million map entries.
+type watchReg uint32
+
+const watchKindBits = 4
+
+func makeReg(slot uint32, k watchKind) watchReg { return watchReg(slot<<watchKindBits | uint32(k)) }
+func (r watchReg) slot() uint32                 { return uint32(r) >> watchKindBits }
+func (r watchReg) kind() watchKind              { return watchKind(r & (1<<watchKindBits - 1)) }
+
+// pathWatches is every registration on one path. Its path string is the
+// only copy the manager keeps (requests bring their own, which are let go);
+// regs are sorted by slot, so finding a connection's is a binary search.
+type pathWatches struct {
+	path string
+	regs []watchReg
+}
+
+func (pw *pathWatches) find(slot uint32) (int, bool) {
+	return slices.BinarySearchFunc(pw.regs, slot, func(r watchReg, s uint32) int {
+		switch {
+		case r.slot() < s:
+			return -1
+		case r.slot() > s:
+			return 1
+		}
+		return 0
+	})
+}
+
+// watcherEntry is one connection known to the manager (from its first
+// registration until it disconnects).
+type watcherEntry struct {
+	w    watcher
+	slot uint32
+	// live counts the paths where the connection holds a registration.
+	live int
+	// paths lists those paths, for the disconnect: a superset, since a
+	// fired watch leaves its entry behind (finding it would cost a scan).
+	// The list is compacted once it is twice as long as live.
+	paths []*pathWatches
+}
+
 // watchManager holds every watch registered on this node. It is driven by
 // the apply path (trigger) and by request handlers (register, remove).
 type watchManager struct {
-	mu        sync.Mutex
-	byPath    map[string]map[watcher]watchKind
-	byWatcher map[watcher]map[string]struct{}
-	recursive int // number of recursive registrations: skip ancestor walks when 0
+	mu     sync.Mutex
+	byPath map[string]*pathWatches
+	byID   map[uint64]*watcherEntry // by watcherID
+	slots  []*watcherEntry          // by slot; nil when free
+	free   []uint32                 // free slots, reused first
+	// recursive counts recursive registrations: ancestor walks are skipped
+	// while there are none.
+	recursive int
 }
 
 func newWatchManager() *watchManager {
 	return &watchManager{
-		byPath:    map[string]map[watcher]watchKind{},
-		byWatcher: map[watcher]map[string]struct{}{},
+		byPath: map[string]*pathWatches{},
+		byID:   map[uint64]*watcherEntry{},
 	}
 }
 
@@ -57,59 +109,111 @@ func (m *watchManager) add(w watcher, path string, k watchKind) {
 	m.addLocked(w, path, k)
 }
 
-func (m *watchManager) addLocked(w watcher, path string, k watchKind) {
-	ws := m.byPath[path]
-	if ws == nil {
-		ws = map[watcher]watchKind{}
-		m.byPath[path] = ws
+// entryLocked returns w's entry, giving it a slot if it has none.
+func (m *watchManager) entryLocked(w watcher) *watcherEntry {
+	id := w.watcherID()
+	if e := m.byID[id]; e != nil {
+		return e
 	}
-	old := ws[w]
-	if k&watchRecursive != 0 && old&watchRecursive == 0 {
-		m.recursive++
+	e := &watcherEntry{w: w}
+	if n := len(m.free); n > 0 {
+		e.slot = m.free[n-1]
+		m.free = m.free[:n-1]
+		m.slots[e.slot] = e
+	} else {
+		e.slot = uint32(len(m.slots))
+		m.slots = append(m.slots, e)
 	}
-	ws[w] = old | k
-	ps := m.byWatcher[w]
-	if ps == nil {
-		ps = map[string]struct{}{}
-		m.byWatcher[w] = ps
-	}
-	ps[path] = struct{}{}
+	m.byID[id] = e
+	return e
 }
 
-// clearLocked removes kinds k of w at path.
-func (m *watchManager) clearLocked(w watcher, path string, k watchKind) {
-	ws := m.byPath[path]
-	old, ok := ws[w]
-	if !ok {
+func (m *watchManager) addLocked(w watcher, path string, k watchKind) {
+	e := m.entryLocked(w)
+	pw := m.byPath[path]
+	if pw == nil {
+		pw = &pathWatches{path: path}
+		m.byPath[path] = pw
+	}
+	i, ok := pw.find(e.slot)
+	if ok {
+		old := pw.regs[i].kind()
+		if k&watchRecursive != 0 && old&watchRecursive == 0 {
+			m.recursive++
+		}
+		pw.regs[i] = makeReg(e.slot, old|k)
 		return
 	}
+	if k&watchRecursive != 0 {
+		m.recursive++
+	}
+	pw.regs = slices.Insert(pw.regs, i, makeReg(e.slot, k))
+	e.live++
+	e.paths = append(e.paths, pw)
+	if len(e.paths) >= 2*e.live+8 {
+		m.compactLocked(e)
+	}
+}
+
+// compactLocked drops from e.paths the paths where e holds nothing any
+// more, and duplicates (a path watched, fired and watched again).
+func (m *watchManager) compactLocked(e *watcherEntry) {
+	seen := make(map[*pathWatches]struct{}, e.live)
+	kept := e.paths[:0]
+	for _, pw := range e.paths {
+		if _, dup := seen[pw]; dup {
+			continue
+		}
+		if _, ok := pw.find(e.slot); ok && m.byPath[pw.path] == pw {
+			seen[pw] = struct{}{}
+			kept = append(kept, pw)
+		}
+	}
+	clear(e.paths[len(kept):]) // let go of the dropped paths
+	e.paths = kept
+}
+
+// clearAtLocked removes kinds k of the registration at index i of pw and
+// reports whether the registration is gone (pw.regs shrank). The path
+// leaves byPath once nobody watches it.
+func (m *watchManager) clearAtLocked(pw *pathWatches, i int, k watchKind) bool {
+	r := pw.regs[i]
+	old := r.kind()
 	if k&watchRecursive != 0 && old&watchRecursive != 0 {
 		m.recursive--
 	}
 	if left := old &^ k; left != 0 {
-		ws[w] = left
-		return
+		pw.regs[i] = makeReg(r.slot(), left)
+		return false
 	}
-	delete(ws, w)
-	if len(ws) == 0 {
-		delete(m.byPath, path)
+	pw.regs = slices.Delete(pw.regs, i, i+1)
+	if e := m.slots[r.slot()]; e != nil {
+		e.live--
 	}
-	if ps := m.byWatcher[w]; ps != nil {
-		delete(ps, path)
-		if len(ps) == 0 {
-			delete(m.byWatcher, w)
-		}
+	if len(pw.regs) == 0 && m.byPath[pw.path] == pw {
+		delete(m.byPath, pw.path)
 	}
+	return true
 }
 
-// removeWatcher drops every registration of w (its connection closed).
+// removeWatcher drops every registration of w (its connection closed) and
+// frees its slot.
 func (m *watchManager) removeWatcher(w watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for path := range m.byWatcher[w] {
-		m.clearLocked(w, path, watchData|watchChild|watchPersist|watchRecursive)
+	id := w.watcherID()
+	e := m.byID[id]
+	if e == nil {
+		return
 	}
-	delete(m.byWatcher, w)
+	for _, pw := range e.paths {
+		if i, ok := pw.find(e.slot); ok {
+			m.clearAtLocked(pw, i, watchAll)
+		}
+	}
+	delete(m.byID, id)
+	m.slots[e.slot] = nil
+	m.free = append(m.free, e.slot)
 }
 
 // kindsFor maps a checkWatches/removeWatches WatcherType to registrations.
@@ -121,7 +225,7 @@ func kindsFor(t zkproto.WatcherType) (watchKind, bool) {
 	case zkproto.WatcherData:
 		return watchData, true
 	case zkproto.WatcherAny:
-		return watchData | watchChild | watchPersist | watchRecursive, true
+		return watchAll, true
 	case zkproto.WatcherPersistent:
 		return watchPersist, true
 	case zkproto.WatcherPersistentRecursive:
@@ -130,12 +234,25 @@ func kindsFor(t zkproto.WatcherType) (watchKind, bool) {
 	return 0, false
 }
 
+// lookupLocked finds w's registration on path: the path's set and the
+// index in it.
+func (m *watchManager) lookupLocked(w watcher, path string) (*pathWatches, int, bool) {
+	e := m.byID[w.watcherID()]
+	pw := m.byPath[path]
+	if e == nil || pw == nil {
+		return nil, 0, false
+	}
+	i, ok := pw.find(e.slot)
+	return pw, i, ok
+}
+
 // check reports whether w holds a watch of type t on path.
 func (m *watchManager) check(w watcher, path string, t zkproto.WatcherType) bool {
 	k, _ := kindsFor(t)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.byPath[path][w]&k != 0
+	pw, i, ok := m.lookupLocked(w, path)
+	return ok && pw.regs[i].kind()&k != 0
 }
 
 // remove drops w's watches of type t on path and reports whether any was there.
@@ -143,10 +260,11 @@ func (m *watchManager) remove(w watcher, path string, t zkproto.WatcherType) boo
 	k, _ := kindsFor(t)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.byPath[path][w]&k == 0 {
+	pw, i, ok := m.lookupLocked(w, path)
+	if !ok || pw.regs[i].kind()&k == 0 {
 		return false
 	}
-	m.clearLocked(w, path, k)
+	m.clearAtLocked(pw, i, k)
 	return true
 }
 
@@ -159,20 +277,23 @@ func (m *watchManager) remove(w watcher, path string, t zkproto.WatcherType) boo
 // acl is the ACL of the node the event names, used to filter delivery.
 func (m *watchManager) trigger(t zkproto.EventType, path string, acl []zkproto.ACL) {
 	m.mu.Lock()
-	var hit []watcher
-	seen := map[watcher]struct{}{}
+	var hit []uint32 // slots, possibly repeated across the path and its ancestors
 	collect := func(p string, consume, want watchKind) {
-		for w, k := range m.byPath[p] {
-			if k&want == 0 {
+		pw := m.byPath[p]
+		if pw == nil {
+			return
+		}
+		for i := 0; i < len(pw.regs); {
+			r := pw.regs[i]
+			if r.kind()&want == 0 {
+				i++
 				continue
 			}
-			if _, dup := seen[w]; !dup {
-				seen[w] = struct{}{}
-				hit = append(hit, w)
+			hit = append(hit, r.slot())
+			if c := r.kind() & consume; c != 0 && m.clearAtLocked(pw, i, c) {
+				continue // the next registration moved to i
 			}
-			if k&consume != 0 {
-				m.clearLocked(w, p, k&consume)
-			}
+			i++
 		}
 	}
 	switch t {
@@ -180,18 +301,28 @@ func (m *watchManager) trigger(t zkproto.EventType, path string, acl []zkproto.A
 		collect(path, watchData, watchData|watchPersist|watchRecursive)
 		m.collectRecursiveAncestors(path, collect)
 	case zkproto.EventNodeDeleted:
-		collect(path, watchData|watchChild, watchData|watchChild|watchPersist|watchRecursive)
+		collect(path, watchData|watchChild, watchAll)
 		m.collectRecursiveAncestors(path, collect)
 	case zkproto.EventNodeChildrenChanged:
 		collect(path, watchChild, watchChild|watchPersist)
 	}
+	if len(hit) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	slices.Sort(hit)
+	hit = slices.Compact(hit)
+	ws := make([]watcher, len(hit))
+	for i, s := range hit {
+		ws[i] = m.slots[s].w
+	}
 	m.mu.Unlock()
 
-	// Deliver in a stable order so a connection's event order never depends
-	// on map iteration (it does not matter across connections).
-	sort.Slice(hit, func(i, j int) bool { return hit[i].watcherID() < hit[j].watcherID() })
+	// Deliver in a stable order (by connection id) so event order never
+	// depends on slot reuse (it does not matter across connections).
+	sort.Slice(ws, func(i, j int) bool { return ws[i].watcherID() < ws[j].watcherID() })
 	ev := zkproto.WatcherEvent{Type: t, State: zkproto.StateSyncConnected, Path: path}
-	for _, w := range hit {
+	for _, w := range ws {
 		if w.canRead(acl) {
 			w.deliver(ev)
 		}
@@ -219,13 +350,14 @@ func (m *watchManager) stats() watchStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var s watchStats
-	conns := map[watcher]struct{}{}
-	for _, ws := range m.byPath {
+	conns := make([]bool, len(m.slots))
+	for _, pw := range m.byPath {
 		dataHere := false
-		for w, k := range ws {
+		for _, r := range pw.regs {
+			k := r.kind()
 			if k.inDataManager() {
 				dataHere = true
-				conns[w] = struct{}{}
+				conns[r.slot()] = true
 				s.DataWatches++
 				s.AllWatches++
 			}
@@ -237,7 +369,11 @@ func (m *watchManager) stats() watchStats {
 			s.Paths++
 		}
 	}
-	s.Connections = len(conns)
+	for _, c := range conns {
+		if c {
+			s.Connections++
+		}
+	}
 	return s
 }
 
@@ -246,10 +382,11 @@ func (m *watchManager) bySession() map[int64][]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[int64][]string{}
-	for w, paths := range m.byWatcher {
-		for p := range paths {
-			if m.byPath[p][w].inDataManager() {
-				out[w.sessionID()] = append(out[w.sessionID()], p)
+	for p, pw := range m.byPath {
+		for _, r := range pw.regs {
+			if r.kind().inDataManager() {
+				id := m.slots[r.slot()].w.sessionID()
+				out[id] = append(out[id], p)
 			}
 		}
 	}
@@ -264,15 +401,30 @@ func (m *watchManager) byPathSessions() map[string][]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string][]int64{}
-	for p, ws := range m.byPath {
-		for w, k := range ws {
-			if k.inDataManager() {
-				out[p] = append(out[p], w.sessionID())
+	for p, pw := range m.byPath {
+		for _, r := range pw.regs {
+			if r.kind().inDataManager() {
+				out[p] = append(out[p], m.slots[r.slot()].w.sessionID())
 			}
 		}
 	}
 	for _, ss := range out {
 		sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
+	}
+	return out
+}
+
+// kindsByWatcher returns, per watcher id, the kinds it holds on each path
+// (the web console's counts).
+func (m *watchManager) kindsByWatcher() map[uint64][]watchKind {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[uint64][]watchKind, len(m.byID))
+	for _, pw := range m.byPath {
+		for _, r := range pw.regs {
+			id := m.slots[r.slot()].w.watcherID()
+			out[id] = append(out[id], r.kind())
+		}
 	}
 	return out
 }

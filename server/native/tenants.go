@@ -2,6 +2,8 @@ package native
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"sync"
 
@@ -121,6 +123,11 @@ func (s *Server) tenantStream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 		return handler(srv, ss)
 	}
 	if err := ss.RecvMsg(first); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The client closed its side without a message (an import
+			// pass with nothing to send): the handler sees that end too.
+			return handler(srv, ss)
+		}
 		return err
 	}
 	_, name := tenantField(first)

@@ -1,8 +1,6 @@
 package zk
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -55,7 +53,7 @@ type conn struct {
 	closeRequested atomic.Bool
 	// in buffers the socket's input (serve); the 4lw stmk reads its
 	// argument from it too.
-	in *bufio.Reader
+	in *connReader
 	// secure: the connection came in on a TLS-only listener (cnxnKey).
 	secure bool
 	// readOnly marks a connection admitted by a read-only node.
@@ -78,10 +76,12 @@ type conn struct {
 	// sequenced writes (sync, reconfig): reads behind them do not defer.
 	unordered atomic.Int32
 
-	// out holds frames ready to be written; the writer drains it.
+	// out holds frames ready to be written; the writer drains it. The
+	// writer goroutine runs only while there is output (writing): an idle
+	// session holds no goroutine stack for it.
 	outMu   sync.Mutex
-	outCond *sync.Cond
 	out     [][]byte
+	writing bool
 	closing bool // write what is queued, then close
 	closed  bool
 	// abortTimer bounds a graceful close (abortSoon); abort stops it.
@@ -142,7 +142,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, id: newConnID(), remote: remote, ip: ip, dead: make(chan struct{})}
 	c.log = s.log.With().Str("remote", remote).Logger()
 	c.pendCond = sync.NewCond(&c.pendMu)
-	c.outCond = sync.NewCond(&c.outMu)
 	c.auth = []zkproto.Id{{Scheme: "ip", ID: ip}}
 	c.stats.established = time.Now()
 	c.stats.lastZxid = -1
@@ -199,11 +198,12 @@ func (c *conn) serve() {
 	if !c.startTLS() {
 		return
 	}
-	go c.writeLoop()
-	// Until the handshake a small buffer: a ConnectRequest is ~50 bytes,
-	// and thousands of connections that never send one (half-open,
-	// slowloris) must not cost 32 KiB each.
-	c.in = bufio.NewReaderSize(c.nc, sessionlessBuffer)
+	// The reader holds a small buffer until input arrives faster than it
+	// takes in: a ConnectRequest is ~50 bytes, thousands of connections
+	// that never send one (half-open, slowloris) and idle sessions must
+	// not cost 32 KiB each.
+	c.in = newConnReader(c.nc)
+	defer c.in.release()
 	fr := zkproto.NewFrameReader(c.in, c.srv.cfg.MaxBuffer)
 	// A connection without a session is closed after
 	// nio.sessionlessCnxnTimeout, as ZooKeeper's: a client that connects
@@ -222,16 +222,6 @@ func (c *conn) serve() {
 		return
 	}
 	_ = c.nc.SetReadDeadline(time.Time{}) // from now on the session's timeout bounds it
-	// Buffered: a pipelining client's frames arrive together, and reading
-	// each header and body straight from the socket costs two syscalls per
-	// request. Whatever the small buffer already holds is read first.
-	var src io.Reader = c.nc
-	if n := c.in.Buffered(); n > 0 {
-		early, _ := c.in.Peek(n)
-		src = io.MultiReader(bytes.NewReader(append([]byte(nil), early...)), c.nc)
-	}
-	c.in = bufio.NewReaderSize(src, 32<<10)
-	fr = zkproto.NewFrameReader(c.in, c.srv.cfg.MaxBuffer)
 	for {
 		frame, err := fr.Next()
 		if err != nil {
@@ -262,7 +252,7 @@ func (c *conn) enqueue(frame []byte) {
 	c.outMu.Lock()
 	if !c.closed && !c.closing {
 		c.out = append(c.out, frame)
-		c.outCond.Signal()
+		c.startWriterLocked()
 	}
 	c.outMu.Unlock()
 }
@@ -271,7 +261,7 @@ func (c *conn) enqueue(frame []byte) {
 func (c *conn) closeAfterFlush() {
 	c.outMu.Lock()
 	c.closing = true
-	c.outCond.Signal()
+	c.startWriterLocked()
 	c.outMu.Unlock()
 }
 
@@ -284,7 +274,6 @@ func (c *conn) abort() {
 	if c.abortTimer != nil {
 		c.abortTimer.Stop()
 	}
-	c.outCond.Signal()
 	c.outMu.Unlock()
 	_ = c.nc.Close()
 	c.deadOnce.Do(func() { close(c.dead) })
@@ -310,14 +299,25 @@ func (c *conn) isClosed() bool {
 	return c.closed
 }
 
+// startWriterLocked starts the writer unless it runs (outMu held).
+func (c *conn) startWriterLocked() {
+	if !c.writing && !c.closed {
+		c.writing = true
+		go c.writeLoop()
+	}
+}
+
+// writeLoop writes queued frames until the queue is empty, then ends
+// (enqueue starts it again).
 func (c *conn) writeLoop() {
 	var batch net.Buffers
 	for {
 		c.outMu.Lock()
-		for len(c.out) == 0 && !c.closed && !c.closing {
-			c.outCond.Wait()
-		}
-		if c.closed {
+		if c.closed || (len(c.out) == 0 && !c.closing) {
+			c.writing = false
+			if cap(c.out) > 64 {
+				c.out = nil // a burst's queue is not kept by an idle session
+			}
 			c.outMu.Unlock()
 			return
 		}

@@ -573,3 +573,31 @@ func gozkExists(t *testing.T, addr, path string) (bool, *gozk.Stat, error) {
 	defer zc.Close()
 	return zc.Exists(path)
 }
+
+func TestTenantSecurePort(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("want")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	plain, secure := freeTenantPort(t, "127.0.0.1"), freeTenantPort(t, "127.0.0.1")
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "tls", Port: plain, SecurePort: secure}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "tls", plain)
+	// A TLS client on the tenant's secure port writes in the tenant; a
+	// plain client of the tenant's port reads it; the default has nothing.
+	c := dialTLS(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(secure)), f.clientConfig())
+	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/over-tls", Data: []byte("s"), ACL: []zkproto.ACL{{Perms: zkproto.PermAll, ID: zkproto.Id{Scheme: "world", ID: "anyone"}}}})
+	if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("create over the tenant's TLS port: %v", h.Err)
+	}
+	zc, _ := connectZK(t, s.TenantAddr("tls"))
+	if data, _, err := zc.Get("/over-tls"); err != nil || string(data) != "s" {
+		t.Fatalf("the tenant's plain port: %q %v", data, err)
+	}
+	if ok, _, err := gozkExists(t, s.ClientAddr(), "/over-tls"); err != nil || ok {
+		t.Fatalf("the default tenant sees the tenant's znode: %v %v", ok, err)
+	}
+}

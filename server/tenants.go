@@ -373,13 +373,14 @@ func (ts *tenantSet) doorConfig(spec sm.Tenant) (Config, error) {
 	cfg.ClientAddr = net.JoinHostPort(host, strconv.Itoa(spec.Port))
 	cfg.TLS.SecureClientAddr = ""
 	if spec.SecurePort != 0 {
-		if !cfg.TLS.ClientTLSEnabled() {
+		if !cfg.TLS.Client.Enabled() {
 			return cfg, fmt.Errorf("tenant %s has a secure port, but this node has no client TLS configured (ssl.keyStore.*)", spec.Name)
 		}
 		cfg.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(spec.SecurePort))
 	}
-	if spec.Port == 0 {
-		cfg.TLS.ClientPortTLS = cfg.TLS.ClientTLSEnabled()
+	if spec.Port == 0 && spec.SecurePort != 0 {
+		// Only a secure port: the unadvertised main listener is TLS too.
+		cfg.TLS.ClientPortTLS = true
 	}
 	return cfg, nil
 }

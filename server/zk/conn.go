@@ -43,6 +43,9 @@ type conn struct {
 	timeout int32
 	auth    []zkproto.Id
 	seq     uint64 // sequence number of the last proposed write
+	// frameLen is the size of the request being handled (its proposal's
+	// share of the door's budget of bytes in flight).
+	frameLen int
 	// saslExchange is the connection's SASL exchange, from its first
 	// sasl request (reader goroutine only).
 	saslExchange saslMechanism

@@ -13,6 +13,7 @@ import (
 // handleRequest decodes and dispatches one request. It returns false when
 // the connection must stop reading (it is closing).
 func (c *conn) handleRequest(frame []byte) bool {
+	c.frameLen = len(frame)
 	d := zkproto.NewDecoder(frame)
 	var h zkproto.RequestHeader
 	if err := h.Decode(d); err != nil {
@@ -218,9 +219,14 @@ func (c *conn) commandHeader() sm.Header {
 // propose sends a write to the replicated log. Its reply is filled in when
 // the entry is applied; many writes may be in flight.
 func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
+	// Room in the door's budget of bytes in flight first: waiting here
+	// stops this connection's reads instead of overfilling the log.
+	size := int64(c.frameLen)
+	c.srv.proposals.acquire(size)
 	p := c.addPending(h.Xid, h.Type)
 	cmd := &sm.Command{Header: c.commandHeader(), Op: c.srv.quotaCheck(op)}
 	c.srv.node.Propose(cmd, func(res *sm.Result, err error) {
+		c.srv.proposals.release(size)
 		if err != nil {
 			// The outcome is unknown: close, as ZooKeeper does on a lost
 			// proposal (the client sees ConnectionLoss and retries).

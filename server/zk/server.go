@@ -27,6 +27,8 @@ type Server struct {
 	// slots holds one token per request in flight on this door, up to
 	// globalOutstandingLimit.
 	slots chan struct{}
+	// proposals bounds the bytes of writes in flight (backpressure.go).
+	proposals *byteBudget
 	// gate lists the connections whose deferred reads must run before
 	// their next write is applied (deferred.go).
 	gate *readGate
@@ -72,6 +74,7 @@ func New(cfg config.Config, n *node.Node, log zerolog.Logger) *Server {
 		bySession: map[int64]map[*conn]struct{}{},
 		perIP:     map[string]int{},
 		slots:     make(chan struct{}, requestSlots(cfg)),
+		proposals: newByteBudget(proposalBudgetBytes),
 		throttle:  newConnThrottle(cfg.Limits),
 		gate:      newReadGate(),
 	}

@@ -1,0 +1,74 @@
+package zk
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// A client pipelining more bytes of writes than the door lets be in flight
+// is throttled, not refused: every write is answered OK on the open
+// connection, and the bytes in flight never pass the budget by more than
+// one request.
+func TestLargeWritesArePacedNotRefused(t *testing.T) {
+	s := startDoor(t)
+	const budget = 1 << 20
+	s.proposals = newByteBudget(budget)
+	nc := dialSession(t, s)
+	writeFrame(t, nc, &zkproto.RequestHeader{Xid: 1, Type: zkproto.OpCreate},
+		&zkproto.CreateRequest{Path: "/big", ACL: zkproto.OpenACLUnsafe()})
+	const writes, size = 24, 256 << 10 // 6 MiB pipelined, 6 times the budget
+	go func() {                        // a failed write shows as a missing reply below
+		value := make([]byte, size)
+		for i := range writes {
+			var e zkproto.Encoder
+			off := e.StartFrame()
+			(&zkproto.RequestHeader{Xid: int32(2 + i), Type: zkproto.OpSetData}).Encode(&e)
+			(&zkproto.SetDataRequest{Path: "/big", Data: value, Version: -1}).Encode(&e)
+			e.FinishFrame(off)
+			if _, err := nc.Write(e.Bytes()); err != nil {
+				return
+			}
+		}
+	}()
+	fr := zkproto.NewFrameReader(nc, 1<<20)
+	_ = nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for i := range writes + 1 {
+		frame, err := fr.Next()
+		if err != nil {
+			t.Fatalf("reply %d of %d: %v (the connection was closed?)", i+1, writes+1, err)
+		}
+		var h zkproto.ReplyHeader
+		if h.Decode(zkproto.NewDecoder(frame)); h.Err != zkproto.ErrOK || h.Xid != int32(1+i) {
+			t.Fatalf("reply %d: %+v, want OK for xid %d", i+1, h, 1+i)
+		}
+	}
+	b := s.proposals
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.peak > budget+size+1024 {
+		t.Fatalf("%d bytes were in flight, budget %d", b.peak, budget)
+	}
+	if b.waits == 0 {
+		t.Fatal("6 MiB pipelined against a 1 MiB budget never waited")
+	}
+}
+
+func TestByteBudgetLetsOneOversizeRequestThrough(t *testing.T) {
+	b := newByteBudget(10)
+	b.acquire(25) // alone: through
+	done := make(chan struct{})
+	go func() { b.acquire(1); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("a request went past a budget already overdrawn")
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.release(25)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting request was not let through after the release")
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // startDoor runs a one-node core with this door alone (no admin, no
 // wiring): the seam a front door is built on.
-func startDoor(t *testing.T) *Server {
+func startDoor(t testing.TB) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func startDoor(t *testing.T) *Server {
 }
 
 // writeFrame sends records as one frame.
-func writeFrame(t *testing.T, nc net.Conn, records ...zkproto.Record) {
+func writeFrame(t testing.TB, nc net.Conn, records ...zkproto.Record) {
 	t.Helper()
 	var e zkproto.Encoder
 	off := e.StartFrame()
@@ -65,7 +65,7 @@ func writeFrame(t *testing.T, nc net.Conn, records ...zkproto.Record) {
 }
 
 // dialSession connects and creates a session with a 30 s timeout.
-func dialSession(t *testing.T, s *Server) net.Conn {
+func dialSession(t testing.TB, s *Server) net.Conn {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", s.Addr(), 5*time.Second)
 	if err != nil {

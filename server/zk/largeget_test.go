@@ -50,4 +50,3 @@ func BenchmarkGetData1MB(b *testing.B) {
 		}
 	}
 }
-

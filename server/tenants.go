@@ -214,6 +214,15 @@ func (t *tenant) shutdown() {
 // reconcile starts what the registry places here and is not running, and
 // stops (removing its data) what runs and the registry no longer has.
 func (ts *tenantSet) reconcile() {
+	// Removing a tenant's data is for good: only on a registry read after
+	// this replica caught up with the leader. Before (a node starting,
+	// replaying its log), a registry read may lack tenants it has.
+	mayRemove := false
+	if ts.s.node.Serving() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		mayRemove = ts.s.node.CatchUp(ctx) == nil
+		cancel()
+	}
 	list, err := ts.s.node.Tenants()
 	if err != nil {
 		ts.log.Warn().Err(err).Msg("read the tenant registry")
@@ -259,6 +268,9 @@ func (ts *tenantSet) reconcile() {
 			t.door.SetTenantLimits(limitsOf(spec))
 			continue
 		}
+		if !mayRemove {
+			continue // decided once this replica has caught up
+		}
 		ts.log.Info().Str("tenant", name).Uint64("shard", t.spec.Shard).Msg("tenant deleted: stopping its replica and removing its data")
 		t.shutdown()
 		delete(ts.running, name)
@@ -274,7 +286,9 @@ func (ts *tenantSet) reconcile() {
 			ts.log.Error().Err(err).Str("tenant", name).Msg("start tenant (will retry)")
 		}
 	}
-	ts.removeOrphansLocked(list)
+	if mayRemove {
+		ts.removeOrphansLocked(list)
+	}
 	ts.spreadLeadersLocked()
 }
 

@@ -81,16 +81,25 @@ func TestFaultsShort(t *testing.T) {
 			// probe and the bind, a node too slow on a loaded host) is
 			// tried once more on fresh ports; its logs are shown.
 			var c *Zkbridge
+			// Each cluster's data goes once its run is judged (kept when it
+			// found a violation): the long run starts about sixty clusters,
+			// hundreds of MB each, and held them all until the test ended,
+			// which filled the disk 35 minutes into a make chaos run.
+			var dir string
 			for attempt := 0; attempt < 2; attempt++ {
+				if dir, err = os.MkdirTemp("", "zkbridge-faults-"); err != nil {
+					t.Fatal(err)
+				}
 				if n.NeedsTmpfs {
-					c, err = StartZkbridgeTmpfs(bin, t.TempDir(), 3, 1, election)
+					c, err = StartZkbridgeTmpfs(bin, dir, 3, 1, election)
 				} else {
-					c, err = StartZkbridge(bin, t.TempDir(), 3, election)
+					c, err = StartZkbridge(bin, dir, 3, election)
 				}
 				if err == nil {
 					break
 				}
 				t.Logf("zkbridge %s: cluster start %d failed: %v", n.Name, attempt+1, err)
+				_ = os.RemoveAll(dir)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -117,6 +126,11 @@ func TestFaultsShort(t *testing.T) {
 				if !strings.Contains(c.Output(1), "disk full: writes are refused") {
 					t.Errorf("zkbridge %s: the node with the full disk never logged that its disk was full", n.Name)
 				}
+			}
+			if violations(got) == 0 && !t.Failed() {
+				_ = os.RemoveAll(dir)
+			} else {
+				t.Logf("zkbridge %s: its nodes' data and logs are kept in %s", n.Name, dir)
 			}
 			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk && !n.NeedsClock {
 				zc, err := StartZooKeeper(3)
@@ -162,6 +176,15 @@ func TestFaultsShort(t *testing.T) {
 			t.Errorf("%s %s under %s: %s", r.System, r.Workload, r.Nemesis, v)
 		}
 	}
+}
+
+// violations counts the violations of rows.
+func violations(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		n += len(r.Violations)
+	}
+	return n
 }
 
 // killOnly leaves a killed ZooKeeper node down: the ensemble's start

@@ -35,6 +35,10 @@ func refusal(format string, args ...any) (string, bool) {
 			return "", false
 		}
 		text := err.Error() // the messages without the attached stack traces
+		if strings.Contains(text, "no space left on device") {
+			// Not damage: nothing to rebuild (no hint), and no stack trace.
+			return "", false
+		}
 		for _, what := range []string{"OpenOnDiskStateMachine failed", "recover failed"} {
 			if strings.Contains(text, what) {
 				return fmt.Sprintf("state machine: this node's state cannot be opened (%s): its state directory or snapshot is damaged; this node refuses to start on it", oneLine(errors.Unwrap(err), text)), true

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,5 +309,38 @@ func TestNodeWithoutLeaderDropsItsClients(t *testing.T) {
 	fresh.write(&zkproto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16), HasReadOnly: true})
 	if !fresh.closed(5 * time.Second) {
 		t.Fatal("a node without a leader accepted a new session")
+	}
+}
+
+// A ZooKeeper session pinged on a follower must not expire on the leader
+// because the follower's activity report carrying that ping was lost: a
+// failed report's sessions are carried by the next one. (They used to be
+// dropped with it, so a client that pings every third of its timeout lost
+// a third of it per lost report.)
+func TestClusterLostActivityReportIsCarriedByTheNext(t *testing.T) {
+	servers := startCluster(t, 3, 200*time.Millisecond)
+	leader := leaderOf(t, servers)
+	f := servers[(leader+1)%3]
+	c, resp := dialSession(t, f, 0, nil, 0)
+	if resp.TimeOut != 4000 {
+		t.Fatalf("negotiated timeout %d, want 4000", resp.TimeOut)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	// The one ping of this client is reported in a batch that fails; the
+	// reports resume 700 ms later. The leader's deadline from the session's
+	// creation passes 1.5 s after the ping.
+	var until atomic.Int64
+	until.Store(time.Now().Add(700 * time.Millisecond).UnixNano())
+	f.node.DropActivityReports(func() bool { return time.Now().UnixNano() < until.Load() })
+	c.send(zkproto.OpPing, nil)
+	if h, _ := c.reply(); h.Err != 0 {
+		t.Fatalf("ping: %+v", h)
+	}
+	time.Sleep(2500 * time.Millisecond) // 5 s after creation, 2.5 s after the ping
+	if _, err := servers[leader].node.SessionInfo(resp.SessionID); err != nil {
+		t.Fatalf("session pinged 2.5 s ago (timeout 4 s) on the leader: %v", err)
+	}
+	if leaderOf(t, servers) != leader {
+		t.Log("the leader changed during the test; it proves less")
 	}
 }

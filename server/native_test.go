@@ -449,3 +449,41 @@ func TestNativeFlussCoordinatorElection(t *testing.T) {
 	_, err = nc.Register(ctx, &zkbridgev1.RegisterRequest{Profile: "fluss", Group: "coordinators", MemberId: "c3", Payload: []byte("not json"), LeaseTtlMs: 4000})
 	wantCode(t, "a coordinator without CoordinatorAddress JSON", err, codes.InvalidArgument)
 }
+
+// A Heartbeat answered by a follower is acknowledged only once the leader
+// knows of the renewal. It used to be a local touch, reported to the leader
+// by the follower's next batched activity report; when that report was lost
+// (a resumed follower's forwarded proposal dropped), the leader expired the
+// lease on its registration deadline although every Heartbeat of its client
+// had been acknowledged (fault suite, leases workload, pause-follower).
+// Here every batched report of the follower fails.
+func TestNativeHeartbeatOnFollowerRenewsOnLeader(t *testing.T) {
+	servers := startClusterWith(t, 3, 200*time.Millisecond, func(c *Config) { c.NativeAddr = "127.0.0.1:0" })
+	leader := leaderOf(t, servers)
+	f := servers[(leader+1)%3]
+	f.node.DropActivityReports(func() bool { return true })
+	cc, err := grpc.NewClient(f.NativeAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	nc := zkbridgev1.NewBridgeClient(cc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	reg, err := nc.Register(ctx, &zkbridgev1.RegisterRequest{Group: "workers", MemberId: "w1", LeaseTtlMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if _, err := nc.Heartbeat(ctx, &zkbridgev1.HeartbeatRequest{LeaseId: reg.Lease.Id}); err != nil {
+			t.Fatalf("heartbeat on the follower after %v of a 1 s TTL: %v", time.Since(end.Add(-4*time.Second)), err)
+		}
+	}
+	if _, err := servers[leader].node.SessionInfo(reg.Lease.Id); err != nil {
+		t.Fatalf("lease on the leader after 4 s of acknowledged heartbeats: %v", err)
+	}
+	if leaderOf(t, servers) != leader {
+		t.Log("the leader changed during the test; it proves less")
+	}
+}

@@ -23,8 +23,9 @@ import (
 
 // A lease is a session without a TCP connection: the same replicated
 // record, expiry, ephemerals index, dump and getEphemerals as a ZooKeeper
-// client's session. Heartbeats touch it on the node that receives them,
-// which reports the activity to the leader every half tick; the leader
+// client's session. A Heartbeat touches it on the node that receives it and
+// is acknowledged once the leader knows of the renewal (a follower proposes
+// it and waits for it to apply); the leader
 // expires it past its TTL, deleting its znodes (ZooKeeper watches fire, the
 // change log records the deletes). A new leader grants every session, so
 // every lease, a full TTL.
@@ -322,7 +323,12 @@ func (s *Server) heartbeat(id int64) (int64, error) {
 	if err != nil {
 		return 0, codeOf("heartbeat", fmt.Sprintf("lease 0x%x", id), err)
 	}
-	s.node.TouchSession(id)
+	// Acknowledged only once the leader knows of the renewal.
+	if err := s.node.RenewSession(id); errors.Is(err, zkproto.ErrSessionExpired) {
+		return 0, status.Errorf(codes.NotFound, "heartbeat: lease 0x%x expired", id)
+	} else if err != nil {
+		return 0, codeOf("heartbeat", fmt.Sprintf("lease 0x%x", id), err)
+	}
 	s.activity.lease(id, "", false)
 	return int64(info.Timeout), nil
 }

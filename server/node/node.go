@@ -32,8 +32,10 @@ type Node struct {
 	applyMu sync.RWMutex
 
 	sessions *sessionTracker
-	cluster  clusterView
-	metrics  metrics
+	// dropReports is DropActivityReports' test hook.
+	dropReports atomic.Pointer[func() bool]
+	cluster     clusterView
+	metrics     metrics
 
 	// Set before Start, read-only after.
 	hooks    []Hooks

@@ -566,7 +566,7 @@ func abandonAfterFor(cmd *sm.Command) time.Duration {
 // An activity report (TouchSessions) is not repeated: applied late, a copy
 // would give its sessions a new deadline seconds after their clients went
 // quiet, keeping them (and their ephemerals) alive past their timeout. A
-// lost report is carried by the next one.
+// failed report's sessions are marked again, so the next one carries them.
 func retrySafe(cmd *sm.Command) bool {
 	switch cmd.Op.(type) {
 	case *sm.TouchSessions:

@@ -117,6 +117,35 @@ func (n *Node) TrackSession(id int64, timeoutMs int32) { n.sessions.add(id, time
 // reported to the other replicas within half a tick.
 func (n *Node) TouchSession(id int64) { n.sessions.touch(id) }
 
+// RenewSession records activity of session id and returns once the leader
+// knows of it: on a follower (or observer) it proposes the renewal as its
+// own TouchSessions entry and waits for it to be applied, so an error means
+// the renewal may be unknown to the leader and must not be acknowledged
+// (zkproto.ErrSessionExpired: the session was gone when it applied).
+// The batched report of touchLoop is asynchronous: a native Heartbeat a
+// follower answered just before it was paused reached the leader only
+// after the pause, and the leader had expired the lease its client had
+// just renewed (fault suite, leases under pause-follower).
+func (n *Node) RenewSession(id int64) error {
+	n.sessions.touch(id)
+	if n.raft.isLeader() || (n.Voters() <= 1 && !n.IsObserver()) {
+		return nil // the leader's own deadline is the one that counts
+	}
+	cmd := &sm.Command{Header: sm.Header{Time: wallclock.NowMilli()}, Op: &sm.TouchSessions{IDs: []int64{id}}}
+	if _, err := n.proposeOK(cmd); err != nil {
+		return err
+	}
+	// Applied here too (a result's Touched is not encoded): a session closed
+	// before the renewal applied is gone from this replica.
+	_, err := n.SessionInfo(id)
+	return err
+}
+
+// DropActivityReports makes this node's batched session activity reports
+// (touchLoop) fail as a report whose message was dropped does, while drop
+// returns true; nil restores them. A test hook.
+func (n *Node) DropActivityReports(drop func() bool) { n.dropReports.Store(&drop) }
+
 // SessionDeadlines returns every tracked session's deadline (4lw dump).
 func (n *Node) SessionDeadlines() map[int64]time.Time { return n.sessions.snapshot() }
 
@@ -197,6 +226,21 @@ func (t *sessionTracker) takeActive() []int64 {
 	return out
 }
 
+// requeue marks sessions of a failed report for the next one (those still
+// tracked: a session closed meanwhile needs no report).
+func (t *sessionTracker) requeue(ids []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active == nil {
+		return
+	}
+	for _, id := range ids {
+		if _, ok := t.timeouts[id]; ok {
+			t.active[id] = struct{}{}
+		}
+	}
+}
+
 func (t *sessionTracker) remove(id int64) {
 	t.mu.Lock()
 	delete(t.deadlines, id)
@@ -264,9 +308,19 @@ func (n *Node) touchLoop(stop <-chan struct{}) {
 				continue
 			}
 			cmd := &sm.Command{Header: sm.Header{Time: wallclock.NowMilli()}, Op: &sm.TouchSessions{IDs: ids}}
+			failed := func(err error) {
+				// Marked again, so the next report carries them: a lost
+				// report must not cost a session the activity it carried.
+				n.sessions.requeue(ids)
+				n.log.Debug().Err(err).Msg("session activity report failed; the next one carries it")
+			}
+			if drop := n.dropReports.Load(); drop != nil && *drop != nil && (*drop)() {
+				failed(errors.New("activity report dropped (test hook)"))
+				continue
+			}
 			n.raft.propose(cmd, func(_ *sm.Result, err error) {
 				if err != nil {
-					n.log.Debug().Err(err).Msg("session activity report failed; the next one carries it")
+					failed(err)
 				}
 			})
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/bench"
 	"github.com/zkbridge/zkbridge/server"
@@ -29,16 +27,7 @@ func startInProcess(t *testing.T) string {
 		AdminDisabled: true,
 		PeerAddr:      freeAddr(t),
 	}
-	srv, err := server.New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := startTestServer(t, cfg, 60*time.Second)
 	return srv.ClientAddr()
 }
 

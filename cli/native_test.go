@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server"
 )
@@ -20,16 +17,7 @@ import (
 func startNativeNode(t *testing.T) string {
 	t.Helper()
 	cfg := server.Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", NativeAddr: "127.0.0.1:0", PeerAddr: freeAddr(t), AdminDisabled: true}
-	srv, err := server.New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := startTestServer(t, cfg, 30*time.Second)
 	return srv.NativeAddr()
 }
 

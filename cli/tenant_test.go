@@ -2,34 +2,21 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server"
 )
 
 func TestTenantCommandsTalkToANode(t *testing.T) {
 	cfg := server.Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", PeerAddr: freeAddr(t)}
-	srv, err := server.New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := startTestServer(t, cfg, 30*time.Second)
 	run := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := NewApp(&out, &out).Run(append([]string{"zkbridge", "tenant"}, args...))

@@ -2,13 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/zkbridge/zkbridge/server"
 	"github.com/zkbridge/zkbridge/server/tlsconf"
@@ -33,16 +29,7 @@ func TestCommandsOverTLS(t *testing.T) {
 	cfg := server.Config{DataDir: t.TempDir(), ClientAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", PeerAddr: freeAddr(t), NativeAddr: "127.0.0.1:0"}
 	cfg.TLS.Client = tlsconf.Settings{KeyStore: tlsconf.Store{Location: ks, Password: "pw"}, TrustStore: tlsconf.Store{Location: caPath}}
 	cfg.TLS.AdminHTTPS = true
-	srv, err := server.New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := startTestServer(t, cfg, 30*time.Second)
 	run := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := NewApp(&out, &out).Run(append([]string{"zkbridge"}, args...))

@@ -81,28 +81,10 @@ func Write(write func([]byte) (int, error), p []byte) (int, error) {
 // WriteAt writes all of p at off with writeAt, waiting out ENOSPC; the
 // rest of a partial write goes at its own offset.
 func WriteAt(writeAt func([]byte, int64) (int, error), p []byte, off int64) (int, error) {
-	total := 0
-	waiting := false
-	defer func() {
-		if waiting {
-			unstall()
-		}
-	}()
-	for {
-		n, err := writeAt(p[total:], off+int64(total))
-		total += n
-		if err == nil || !isNoSpace(err) {
-			return total, err
-		}
-		if total == len(p) {
-			return total, nil
-		}
-		if !waiting {
-			waiting = true
-			stall(err)
-		}
-		sleep(RetryInterval)
-	}
+	// Write hands on what is left of p; its start is off plus what was written.
+	return Write(func(rest []byte) (int, error) {
+		return writeAt(rest, off+int64(len(p)-len(rest)))
+	}, p)
 }
 
 // Do runs op until it does not fail with ENOSPC: for operations that

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
+
+	"github.com/zkbridge/zkbridge/wallclock"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -183,7 +184,7 @@ func (s *Server) proposeBatch(ops []sm.Op, nodes, sessions int64, done chan<- im
 	for i, op := range ops {
 		ch := make(chan importResult, 1)
 		results[i] = ch
-		s.node.Propose(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli(), Auth: nativeAuth}, Op: op}, func(res *sm.Result, err error) {
+		s.node.Propose(&sm.Command{Header: sm.Header{Time: wallclock.NowMilli(), Auth: nativeAuth}, Op: op}, func(res *sm.Result, err error) {
 			if err == nil && res.Err != zkproto.ErrOK {
 				err = res.Err
 			}

@@ -29,6 +29,22 @@ type Tenant struct {
 	// Identities are the TLS server names (SNI) and client certificate
 	// subjects that select this tenant on a shared secure port.
 	Identities []string
+	// A replica move in progress (tenant rebalance), recorded before
+	// dragonboat's membership changes so that the registry always lists
+	// every member: Joining are replicas (also in Replicas) added to the
+	// running shard as non-voting members, started by joining rather than
+	// bootstrapping, until promoted; Leaving are replicas (also in
+	// Replicas) the same move removes once the new one has caught up.
+	Joining, Leaving []uint64
+
+	// PlacementOnly and ExpectReplicas are never stored: an update with
+	// PlacementOnly changes the placement alone (Replicas, Joining,
+	// Leaving; the other settings stay), and only while the stored
+	// Replicas still equal ExpectReplicas (else BadVersion), so that two
+	// rebalances, or a rebalance and a settings update, never undo each
+	// other.
+	PlacementOnly  bool
+	ExpectReplicas []uint64
 }
 
 // DefaultTenant is the name of shard 1's namespace, which every existing
@@ -91,18 +107,42 @@ func encodeTenant(e *enc, t *Tenant) {
 	for _, s := range t.Identities {
 		e.str(s)
 	}
+	// The placement extension; entries written before it end above.
+	for _, ids := range [][]uint64{t.Joining, t.Leaving} {
+		encodeIDList(e, ids)
+	}
+	e.boolean(t.PlacementOnly)
+	encodeIDList(e, t.ExpectReplicas)
+}
+
+func encodeIDList(e *enc, ids []uint64) {
+	e.uvar(uint64(len(ids)))
+	for _, id := range ids {
+		e.uvar(id)
+	}
+}
+
+func decodeIDList(d *dec) []uint64 {
+	var out []uint64
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.uvar())
+	}
+	return out
 }
 
 func decodeTenant(d *dec) Tenant {
 	t := Tenant{Name: d.str(), Shard: d.uvar(), Port: int(d.uvar()), SecurePort: int(d.uvar())}
+	t.Replicas = decodeIDList(d)
+	t.MaxZnodes, t.MaxBytes, t.MaxSessions, t.MaxOpsPerSec = d.svar(), d.svar(), d.svar(), d.svar()
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
-		t.Replicas = append(t.Replicas, d.uvar())
-	}
-	t.MaxZnodes, t.MaxBytes, t.MaxSessions, t.MaxOpsPerSec = d.svar(), d.svar(), d.svar(), d.svar()
-	n = d.count()
-	for i := 0; i < n && d.err == nil; i++ {
 		t.Identities = append(t.Identities, d.str())
+	}
+	if d.err == nil && len(d.b) > 0 { // the placement extension (a tenant is always last)
+		t.Joining, t.Leaving = decodeIDList(d), decodeIDList(d)
+		t.PlacementOnly = d.boolean()
+		t.ExpectReplicas = decodeIDList(d)
 	}
 	return t
 }
@@ -187,12 +227,25 @@ func (a *applier) putTenant(o *PutTenant, res *Result) error {
 			t.Shard = uint64(decodeInt(next))
 		}
 		a.t.set(keyTenantNext, encodeInt(int64(t.Shard+1)))
+	case t.PlacementOnly:
+		if !slices.Equal(old.Replicas, t.ExpectReplicas) {
+			res.Err = zkproto.ErrBadVersion // moved by someone else meanwhile
+			return nil
+		}
+		if len(t.Replicas) == 0 {
+			res.Err = zkproto.ErrBadArguments
+			return nil
+		}
+		placed := *old
+		placed.Replicas, placed.Joining, placed.Leaving = t.Replicas, t.Joining, t.Leaving
+		t = placed
 	default:
 		t.Shard = old.Shard
-		if len(t.Replicas) == 0 {
-			t.Replicas = old.Replicas
+		if len(t.Replicas) == 0 { // a settings update keeps the placement
+			t.Replicas, t.Joining, t.Leaving = old.Replicas, old.Joining, old.Leaving
 		}
 	}
+	t.PlacementOnly, t.ExpectReplicas = false, nil
 	e := &enc{}
 	encodeTenant(e, &t)
 	a.t.set(tenantKey(t.Name), e.b)

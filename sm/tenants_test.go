@@ -63,3 +63,33 @@ func TestTenantRegistry(t *testing.T) {
 		t.Fatalf("registry after delete and create %+v; want b on shard 4", got)
 	}
 }
+
+// A placement update (tenant rebalance) moves replicas only while the
+// registry still has the placement it read, and keeps every other setting;
+// a settings update keeps a move in progress.
+func TestTenantPlacementUpdate(t *testing.T) {
+	h := newHarness(t, Config{})
+	put := func(tn Tenant) zkproto.ErrCode {
+		t.Helper()
+		cmd, err := DecodeCommand((&Command{Op: &PutTenant{Tenant: tn}}).Encode())
+		if err != nil || !reflect.DeepEqual(cmd.Op.(*PutTenant).Tenant, tn) {
+			t.Fatalf("round trip of %+v: %+v, %v", tn, cmd, err)
+		}
+		return h.update(cmd)[0].Err
+	}
+	wantErr(t, "create", h.update(h.cmd(0, &PutTenant{Create: true,
+		Tenant: Tenant{Name: "a", Port: 3000, Replicas: []uint64{1, 2, 3}, MaxZnodes: 7}}))[0].Err, zkproto.ErrOK)
+	move := Tenant{Name: "a", PlacementOnly: true, ExpectReplicas: []uint64{1, 2, 3},
+		Replicas: []uint64{1, 2, 3, 4}, Joining: []uint64{4}, Leaving: []uint64{1}}
+	wantErr(t, "move", put(move), zkproto.ErrOK)
+	wantErr(t, "the same move again (stale)", put(move), zkproto.ErrBadVersion)
+	wantErr(t, "settings update", put(Tenant{Name: "a", Port: 3001, MaxZnodes: 9}), zkproto.ErrOK)
+	v := h.view()
+	got, err := v.Tenants()
+	v.Close()
+	want := []Tenant{{Name: "a", Shard: 2, Port: 3001, MaxZnodes: 9, Replicas: []uint64{1, 2, 3, 4},
+		Joining: []uint64{4}, Leaving: []uint64{1}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("registry %+v, %v; want %+v", got, err, want)
+	}
+}

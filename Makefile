@@ -43,7 +43,8 @@ test: deps vet fmt-check unit
 # The fault suite's long run (faults/; its short run is part of unit):
 # every nemesis again and again for DURATION against zkbridge, and once per
 # pass against a real ZooKeeper 3.8 for comparison. Prints the table and the
-# unavailability summary; failing histories' visualisations go to
+# unavailability summary (also in chaos-artifacts/summary.txt, rewritten
+# after every pass); failing histories' visualisations go to
 # chaos-artifacts/.
 DURATION ?= 30m
 chaos: deps

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,10 @@ import (
 // TestFaultsShort is the suite's short run, part of `go test ./...`: one
 // round of every nemesis against a fresh 3-node zkbridge cluster each,
 // every workload checked. FAULTS_DURATION (e.g. 30m, `make chaos`) turns it
-// into the long run: rounds repeat until the duration is spent;
+// into the long run: passes over the nemeses repeat until the duration is
+// spent (no nemesis starts after it once every one ran its passes, so the
+// run ends within one nemesis's run of it); the table so far is printed
+// and written to summary.txt in the artifacts directory after each pass;
 // FAULTS_ZOOKEEPER=1 runs the same nemeses against a real ZooKeeper 3.8
 // ensemble for comparison; FAULTS_ARTIFACTS keeps failing histories'
 // visualisations (default: the test's temp dir, printed on failure);
@@ -71,8 +75,21 @@ func TestFaultsShort(t *testing.T) {
 		}
 	}
 	var rows []Row
+	// The figures are printed and written to the artifacts directory
+	// however the test ends (a t.Fatal in a late pass included), so a long
+	// run always leaves its table.
+	defer func() { reportRows(t, artifacts, rows, "final") }()
+passes:
 	for pass := 0; ; pass++ {
 		for _, n := range nemeses {
+			// The long run stops starting nemeses once its duration is
+			// spent and every nemesis had its passes: finishing the pass
+			// (15+ minutes with ZooKeeper alongside) made a 30-minute run
+			// take 45 and get cut before its table.
+			if pass >= passes && !deadline.IsZero() && time.Now().After(deadline) {
+				t.Logf("duration spent: stopping in pass %d before %s", pass+1, n.Name)
+				break passes
+			}
 			if n.NeedsTmpfs && !CanMountTmpfs() {
 				t.Logf("%s skipped: mounting a tmpfs needs root with CAP_SYS_ADMIN", n.Name)
 				continue
@@ -163,19 +180,41 @@ func TestFaultsShort(t *testing.T) {
 			}
 		}
 		if pass+1 < passes {
+			reportRows(t, artifacts, rows, fmt.Sprintf("after pass %d", pass+1))
 			continue
 		}
 		if deadline.IsZero() || time.Now().After(deadline) {
 			break
 		}
+		reportRows(t, artifacts, rows, fmt.Sprintf("after pass %d", pass+1))
 	}
-	PrintTable(os.Stdout, rows)
-	PrintSummary(os.Stdout, Summarize(rows))
 	for _, r := range rows {
 		for _, v := range r.Violations {
 			t.Errorf("%s %s under %s: %s", r.System, r.Workload, r.Nemesis, v)
 		}
 	}
+}
+
+// reportRows prints the table and the unavailability summary of rows
+// under a heading (a pass's end, or the final one) and writes them to
+// summary.txt in the artifacts directory, where they survive a run that
+// is cut short later.
+func reportRows(t *testing.T, artifacts string, rows []Row, when string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "== fault suite table, %s (%s) ==\n", when, time.Now().UTC().Format(time.RFC3339))
+	PrintTable(&b, rows)
+	PrintSummary(&b, Summarize(rows))
+	fmt.Print(b.String())
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Logf("summary not written: %v", err)
+		return
+	}
+	path := filepath.Join(artifacts, "summary.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Logf("summary not written: %v", err)
+		return
+	}
+	t.Logf("table %s written to %s", when, path)
 }
 
 // violations counts the violations of rows.

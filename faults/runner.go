@@ -496,11 +496,32 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	return rows, nil
 }
 
-// PrintTable writes the result table.
+// PrintTable writes the result table: one line per system, workload and
+// nemesis, summed over its runs (a long run repeats each nemesis).
 func PrintTable(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-10s %-9s %-26s %7s %7s %7s %7s %10s\n", "system", "workload", "nemesis", "ops", "ok", "indet", "failed", "violations")
+	type key struct{ sys, wl, nem string }
+	type sum struct{ runs, ops, ok, unknown, failed, violations int }
+	sums := map[key]*sum{}
+	var order []key
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-10s %-9s %-26s %7d %7d %7d %7d %10d\n", r.System, r.Workload, r.Nemesis, r.Ops, r.OK, r.Unknown, r.Failed, len(r.Violations))
+		k := key{r.System, r.Workload, r.Nemesis}
+		s := sums[k]
+		if s == nil {
+			s = &sum{}
+			sums[k] = s
+			order = append(order, k)
+		}
+		s.runs++
+		s.ops += r.Ops
+		s.ok += r.OK
+		s.unknown += r.Unknown
+		s.failed += r.Failed
+		s.violations += len(r.Violations)
+	}
+	fmt.Fprintf(w, "%-10s %-9s %-26s %4s %7s %7s %7s %7s %10s\n", "system", "workload", "nemesis", "runs", "ops", "ok", "indet", "failed", "violations")
+	for _, k := range order {
+		s := sums[k]
+		fmt.Fprintf(w, "%-10s %-9s %-26s %4d %7d %7d %7d %7d %10d\n", k.sys, k.wl, k.nem, s.runs, s.ops, s.ok, s.unknown, s.failed, s.violations)
 	}
 	for _, r := range rows {
 		for _, v := range r.Violations {

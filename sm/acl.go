@@ -308,6 +308,7 @@ func (t *txn) aclUnref(id uint64) error {
 // decodedACL is an ACL list as stored (without its reference count) and
 // decoded.
 type decodedACL struct {
+	key  []byte // aclKey(id), kept so a lookup builds no key (two per setData)
 	list []byte
 	acl  []zkproto.ACL
 }
@@ -323,7 +324,12 @@ const maxDecodedACLs = 1024
 // the same, so an id freed and reused for another list is decoded afresh.
 // The returned slice is shared: callers only read it.
 func (t *txn) aclGet(id uint64) ([]zkproto.ACL, error) {
-	rec, err := t.get(aclKey(id))
+	d, known := t.acls[id]
+	key := d.key
+	if !known {
+		key = aclKey(id)
+	}
+	rec, err := t.get(key)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +342,7 @@ func (t *txn) aclGet(id uint64) ([]zkproto.ACL, error) {
 		return acl, err
 	}
 	list := rec[n:]
-	if d, ok := t.acls[id]; ok && bytes.Equal(d.list, list) {
+	if known && bytes.Equal(d.list, list) {
 		return d.acl, nil
 	}
 	_, acl, err := decodeACLRec(rec)
@@ -346,6 +352,6 @@ func (t *txn) aclGet(id uint64) ([]zkproto.ACL, error) {
 	if len(t.acls) >= maxDecodedACLs {
 		clear(t.acls)
 	}
-	t.acls[id] = decodedACL{list: bytes.Clone(list), acl: acl}
+	t.acls[id] = decodedACL{key: key, list: bytes.Clone(list), acl: acl}
 	return acl, nil
 }

@@ -119,7 +119,11 @@ func decodeNode(b []byte) (*nodeRec, error) {
 		return nil, fmt.Errorf("node record: %w", d.err)
 	}
 	if hasData {
-		n.data = append(make([]byte, 0, len(d.b)), d.b...)
+		// The record's data is the tail of b, not a copy: every caller
+		// passes a buffer of its own (readRaw's copy out of Pebble) or
+		// drops the record before b goes (a scan), and a 1 MiB value was
+		// copied twice on its way to a getData reply.
+		n.data = d.b[:len(d.b):len(d.b)]
 	}
 	return n, nil
 }

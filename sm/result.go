@@ -87,7 +87,11 @@ type Event struct {
 // Encode returns the compact binary form of r without its Events. It is what
 // Update puts into statemachine.Result.Data for the proposer.
 func (r *Result) Encode() []byte {
-	e := &enc{b: make([]byte, 0, 32)}
+	size := 32 + statMax + len(r.Path)
+	for i := range r.Ops {
+		size += 12 + statMax + len(r.Ops[i].Path)
+	}
+	e := &enc{b: make([]byte, 0, size)}
 	e.u8(resultVersion)
 	e.uvar(r.Index)
 	e.svar(r.Zxid)
@@ -136,9 +140,21 @@ func DecodeResult(b []byte) (*Result, error) {
 	r.Path = d.str()
 	r.Stat = decodeStatPtr(d)
 	n := d.count()
+	if n > 0 {
+		// A multi's results in one slice and their stats in another: one
+		// allocation each instead of a growing slice and a Stat per op.
+		r.Ops = make([]OpResult, 0, n)
+	}
+	var stats []zkproto.Stat
 	for i := 0; i < n && d.err == nil; i++ {
 		o := OpResult{Type: zkproto.OpCode(d.i32()), Err: zkproto.ErrCode(d.i32()), Path: d.str()}
-		o.Stat = decodeStatPtr(d)
+		if d.u8() != 0 {
+			if stats == nil {
+				stats = make([]zkproto.Stat, 0, n-i)
+			}
+			stats = append(stats, decodeStat(d))
+			o.Stat = &stats[len(stats)-1]
+		}
 		r.Ops = append(r.Ops, o)
 	}
 	if d.err == nil && len(d.b) > 0 {
@@ -162,6 +178,10 @@ func encodeStatPtr(e *enc, s *zkproto.Stat) {
 	e.u8(1)
 	encodeStat(e, s)
 }
+
+// statMax bounds encodeStat's output: eleven varints of at most 10 bytes
+// (a presizing estimate, not a limit).
+const statMax = 110
 
 func encodeStat(e *enc, s *zkproto.Stat) {
 	e.svar(s.Czxid)

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // errShort is returned by the decoder when the input ends early.
@@ -27,18 +26,9 @@ func (e *enc) bytesOrNil(p []byte) {
 		e.svar(-1)
 		return
 	}
-	if len(p) > growSlack && cap(e.b)-len(e.b) < len(p)+2*binary.MaxVarintLen64 {
-		// A large value: grow once with room for what follows it (a
-		// version, a stat), where append would size the buffer to the value
-		// and the next small field would copy it all again (1 MiB values).
-		e.b = slices.Grow(e.b, len(p)+growSlack)
-	}
 	e.svar(int64(len(p)))
 	e.b = append(e.b, p...)
 }
-
-// growSlack is the room bytesOrNil leaves after a large value.
-const growSlack = 256
 
 func boolByte(v bool) byte {
 	if v {

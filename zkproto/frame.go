@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // FrameSizeError is a frame whose length prefix is negative or larger than
@@ -23,10 +24,63 @@ func (e *FrameSizeError) Error() string {
 const frameChunk = 64 << 10
 
 // frameKeep is the largest buffer a FrameReader keeps between frames. A
-// larger one (a 1 MB setData) is dropped before the next frame is
-// awaited, so a connection that once read a large request does not hold
-// its buffer while idle: with many connections that was megabytes each.
+// larger one (a 1 MB setData) goes back to a pool shared by all readers
+// before the next frame is awaited, so a connection that once read a
+// large request does not hold its buffer while idle (with many
+// connections that was megabytes each), and one that keeps sending large
+// requests takes a buffer from the pool instead of allocating it again.
 const frameKeep = 64 << 10
+
+// largeFrames pools the buffers of large frames by capacity class: class
+// k holds buffers of frameKeep<<(k+1) bytes or more, less than twice that
+// (the last class: any larger). A pooled buffer is taken only for a frame
+// whose size it fits, and sync.Pool lets the garbage collector take back
+// what is not in use.
+var largeFrames [12]sync.Pool
+
+// largeClass returns the class of a buffer of n bytes, or -1 (too small).
+func largeClass(n int) int {
+	k := -1
+	for k+1 < len(largeFrames) && n >= frameKeep<<(k+2) {
+		k++
+	}
+	return k
+}
+
+// getLarge returns a pooled buffer of size to max bytes, or nil: from the
+// class above size's, where every buffer fits, else from size's own class
+// if the one it holds is large enough. (A reader never holds more than
+// its max.)
+func getLarge(size, max int) []byte {
+	take := func(k int) []byte {
+		b, ok := largeFrames[k].Get().(*[]byte)
+		if !ok {
+			return nil
+		}
+		if cap(*b) < size || cap(*b) > max {
+			largeFrames[k].Put(b)
+			return nil
+		}
+		return (*b)[:0]
+	}
+	k := largeClass(size)
+	if k+1 < len(largeFrames) {
+		if b := take(k + 1); b != nil {
+			return b
+		}
+	}
+	if k < 0 {
+		return nil
+	}
+	return take(k)
+}
+
+// putLarge gives a large buffer back to the pool of its class.
+func putLarge(b []byte) {
+	if k := largeClass(cap(b)); k >= 0 {
+		largeFrames[k].Put(&b)
+	}
+}
 
 // FrameReader reads length-prefixed frames bounded by a maximum length.
 type FrameReader struct {
@@ -71,10 +125,11 @@ func (f *FrameReader) First() (frame []byte, word string, err error) {
 	return frame, "", err
 }
 
-// shrink drops a buffer past frameKeep (the previous frame's payload is
-// no longer the caller's).
+// shrink gives back a buffer past frameKeep (the previous frame's payload
+// is no longer the caller's).
 func (f *FrameReader) shrink() {
 	if cap(f.buf) > frameKeep {
+		putLarge(f.buf)
 		f.buf = nil
 	}
 }
@@ -99,8 +154,14 @@ func (f *FrameReader) body(n int32) ([]byte, error) {
 	for len(f.buf) < size {
 		step := min(size-len(f.buf), frameChunk)
 		if cap(f.buf)-len(f.buf) < step {
-			grown := make([]byte, len(f.buf), min(size, 4*cap(f.buf)+step))
-			copy(grown, f.buf)
+			grown := getLarge(size, f.max)
+			if grown == nil {
+				grown = make([]byte, 0, min(size, 4*cap(f.buf)+step))
+			}
+			grown = append(grown, f.buf...)
+			if cap(f.buf) > frameKeep {
+				putLarge(f.buf)
+			}
 			f.buf = grown
 		}
 		start := len(f.buf)

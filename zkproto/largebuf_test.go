@@ -62,3 +62,25 @@ func TestEncoderGrowsOnceForALargeBuffer(t *testing.T) {
 		t.Fatalf("decoded %d bytes, version %d, %v", len(got.Data), got.Stat.Version, err)
 	}
 }
+
+// Large frames of varying sizes one after another, their buffers going
+// through the shared pool: each arrives whole and as sent.
+func TestFrameReaderLargeFramesInARow(t *testing.T) {
+	sizes := []int{1 << 20, 300 << 10, 1 << 20, 10, 700 << 10, 200 << 10, 1<<20 + 5}
+	var stream []byte
+	for i, n := range sizes {
+		stream = AppendFrame(stream, bytes.Repeat([]byte{byte(i + 1)}, n))
+	}
+	f := NewFrameReader(bytes.NewReader(stream), 2<<20)
+	for i, n := range sizes {
+		got, err := f.Next()
+		if err != nil || !bytes.Equal(got, bytes.Repeat([]byte{byte(i + 1)}, n)) {
+			t.Fatalf("frame %d (%d bytes): got %d bytes, %v", i, n, len(got), err)
+		}
+	}
+	for _, n := range []int{0, 64 << 10, 128<<10 - 1, 128 << 10, 200 << 10, 256 << 10, 1 << 30} {
+		if k := largeClass(n); k >= 0 && n < frameKeep<<(k+1) {
+			t.Fatalf("largeClass(%d) = %d: its buffers are at least %d bytes", n, k, frameKeep<<(k+1))
+		}
+	}
+}

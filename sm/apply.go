@@ -26,6 +26,8 @@ type applier struct {
 	// sizes is this entry's change to the tree's sizes; rolled back with
 	// the overlay when a multi fails.
 	sizes TreeStats
+	// before are the tree's sizes before this entry (tenant limits).
+	before TreeStats
 	// zxidBase is the base in force after this entry (SetZxidBase changes it).
 	zxidBase int64
 	// policies caches the cutover policies for the batch (cutover.go);

@@ -70,6 +70,7 @@ const (
 	// The tenant registry's kinds leave room for the kinds before them.
 	kindPutTenant    opKind = 40
 	kindDeleteTenant opKind = 41
+	kindWithinLimits opKind = 42
 )
 
 // CreateSession opens a session. Its ID is the zxid of the entry (unique,
@@ -210,6 +211,7 @@ func (*ImportNodes) kind() opKind     { return kindImportNodes }
 func (*ImportSessions) kind() opKind  { return kindImportSessions }
 func (*ImportUpdate) kind() opKind    { return kindImportUpdate }
 func (*PutTenant) kind() opKind       { return kindPutTenant }
+func (*WithinLimits) kind() opKind    { return kindWithinLimits }
 func (*DeleteTenant) kind() opKind    { return kindDeleteTenant }
 
 // Encode returns the versioned binary form of c.
@@ -339,6 +341,18 @@ func encodeOp(e *enc, op Op, top bool) {
 		encodeTenant(e, &o.Tenant)
 	case *DeleteTenant:
 		e.str(o.Name)
+	case *WithinLimits:
+		if !top {
+			panic("sm: WithinLimits inside a Multi")
+		}
+		e.svar(o.MaxZnodes)
+		e.svar(o.MaxBytes)
+		switch o.Op.(type) {
+		case *Create, *SetData, *Multi, *Increment:
+		default:
+			panic(fmt.Sprintf("sm: %T is not limited by WithinLimits", o.Op))
+		}
+		encodeOp(e, o.Op, true)
 	default:
 		panic(fmt.Sprintf("sm: unknown op type %T", op))
 	}
@@ -500,6 +514,20 @@ func decodeOp(d *dec, top bool) Op {
 		return &PutTenant{Create: d.boolean(), Tenant: decodeTenant(d)}
 	case kindDeleteTenant:
 		return &DeleteTenant{Name: d.str()}
+	case kindWithinLimits:
+		if !top {
+			d.fail(fmt.Errorf("limits inside a multi"))
+			return nil
+		}
+		o := &WithinLimits{MaxZnodes: d.svar(), MaxBytes: d.svar()}
+		o.Op = decodeOp(d, true)
+		switch o.Op.(type) {
+		case *Create, *SetData, *Multi, *Increment:
+		default:
+			d.fail(fmt.Errorf("op kind %T not allowed under limits", o.Op))
+			return nil
+		}
+		return o
 	}
 	d.fail(fmt.Errorf("unknown command kind %d", k))
 	return nil

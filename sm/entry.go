@@ -75,6 +75,24 @@ func (a *applier) clientWrite(op Op, res *Result) error {
 		res.Err, res.OutOfOrder = code, outOfOrder
 		return nil
 	}
+	if o, ok := op.(*WithinLimits); ok {
+		err = a.limitedWrite(o, res)
+	} else {
+		err = a.clientOp(op, res)
+	}
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		sess.LastSeq = a.hdr.Seq
+		a.t.putSession(sess)
+	}
+	return nil
+}
+
+// clientOp runs the op of a session write that passed the session checks.
+func (a *applier) clientOp(op Op, res *Result) error {
+	var err error
 	switch o := op.(type) {
 	case *Create:
 		res.Path, res.Stat, res.Err, err = a.create(o)
@@ -95,14 +113,7 @@ func (a *applier) clientWrite(op Op, res *Result) error {
 	default:
 		return fmt.Errorf("unknown op %T", op)
 	}
-	if err != nil {
-		return err
-	}
-	if sess != nil {
-		sess.LastSeq = a.hdr.Seq
-		a.t.putSession(sess)
-	}
-	return nil
+	return err
 }
 
 // createSession: the session ID is the zxid of the entry, so it is unique,

@@ -309,6 +309,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	stats := s.Stats()
 	for i := range ents {
 		e := &ents[i]
+		a.before = stats
 		res, err := s.applyEntry(a, e, &meta)
 		if err != nil {
 			return nil, err

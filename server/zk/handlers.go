@@ -224,7 +224,8 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 	size := int64(c.frameLen)
 	c.srv.proposals.acquire(size)
 	p := c.addPending(h.Xid, h.Type)
-	cmd := &sm.Command{Header: c.commandHeader(), Op: c.srv.quotaCheck(op)}
+	op, limited := c.srv.withinLimits(op)
+	cmd := &sm.Command{Header: c.commandHeader(), Op: op}
 	c.srv.node.Propose(cmd, func(res *sm.Result, err error) {
 		c.srv.proposals.release(size)
 		if err != nil {
@@ -253,6 +254,7 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 					Msg("write refused by a cutover policy (NoAuth): this ZooKeeper-mode client writes a subtree moved to the native API; logged once per connection")
 			}
 		}
+		c.srv.countQuotaRefusal(limited, res.Err)
 		c.complete(p, writeReply(h, res), closeAfter)
 	})
 }

@@ -58,44 +58,26 @@ func (s *Server) currentLimits() TenantLimits {
 	return TenantLimits{}
 }
 
-// quotaCheck returns op, or a Rejected QuotaExceeded in its place when it
-// would take the tenant past its znode or byte limit. A refused write is
-// still proposed (as ZooKeeper's error transactions are): it keeps its
-// place in the connection's order and consumes its zxid. The check reads
-// the local replica, so concurrent writes may overshoot by what is in
-// flight.
-func (s *Server) quotaCheck(op sm.Op) sm.Op {
+// withinLimits wraps a write that may grow the tree in the tenant's znode
+// and byte limits, which apply enforces against the replicated tree
+// (sm.WithinLimits): exact however many writes are in flight, on however
+// many nodes. A refused write is an error transaction answering
+// QuotaExceeded, as ZooKeeper's quota refusals are: it keeps its place in
+// the connection's order and consumes its zxid. limited says whether op
+// was wrapped (a QuotaExceeded answer then counts as the tenant's).
+func (s *Server) withinLimits(op sm.Op) (_ sm.Op, limited bool) {
 	l := s.currentLimits()
 	if l.MaxZnodes == 0 && l.MaxBytes == 0 {
-		return op
+		return op, false
 	}
-	creates, bytes := int64(0), int64(0)
-	count := func(o sm.Op) {
-		switch x := o.(type) {
-		case *sm.Create:
-			creates++
-			bytes += int64(len(x.Data))
-		case *sm.SetData:
-			bytes += int64(len(x.Data))
-		}
-	}
-	if m, ok := op.(*sm.Multi); ok {
-		for _, o := range m.Ops {
-			count(o)
-		}
-	} else {
-		count(op)
-	}
-	if creates == 0 && bytes == 0 {
-		return op
-	}
-	st := s.node.TreeStats()
-	if (l.MaxZnodes > 0 && creates > 0 && st.Nodes+creates > l.MaxZnodes) ||
-		(l.MaxBytes > 0 && bytes > 0 && st.DataBytes+bytes > l.MaxBytes) {
+	return sm.Limit(op, l.MaxZnodes, l.MaxBytes)
+}
+
+// countQuotaRefusal counts a limited write that apply refused.
+func (s *Server) countQuotaRefusal(limited bool, code zkproto.ErrCode) {
+	if limited && code == zkproto.ErrQuotaExceeded {
 		s.tenantLimits.quotaExceeded.Add(1)
-		return &sm.Rejected{Code: zkproto.ErrQuotaExceeded}
 	}
-	return op
 }
 
 // admitSession reports whether a new session fits the tenant's limit.
@@ -153,3 +135,6 @@ func (b *tokenBucket) take(now time.Time) time.Duration {
 	}
 	return time.Duration(-b.tokens / b.rate * float64(time.Second))
 }
+
+// LimitsOf returns the limits in force on this door.
+func (s *Server) LimitsOf() TenantLimits { return s.currentLimits() }

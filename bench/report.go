@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zkbridge/zkbridge/server/stagetrace"
 )
 
 // Latency summarises a histogram in milliseconds.
@@ -64,6 +66,13 @@ type Result struct {
 	PerOp         []OpResult `json:"per_op"`
 	// Server: the server processes' use of the machine (Config.ServerPIDs).
 	Server *ServerUsage `json:"server,omitempty"`
+	// MeasuredFrom and MeasuredTo bound the measured time (the servers'
+	// write stages are taken over it).
+	MeasuredFrom time.Time `json:"-"`
+	MeasuredTo   time.Time `json:"-"`
+	// Stages is the servers' breakdown of a write's time (zkbridge bench
+	// --stages, servers started with ZKBRIDGE_WRITE_STAGES=1).
+	Stages *stagetrace.Table `json:"stages,omitempty"`
 	// The sessions and watches workloads' own figures.
 	Sessions *SessionsResult `json:"sessions,omitempty"`
 	Watches  *WatchesResult  `json:"watches,omitempty"`
@@ -103,6 +112,7 @@ func (r *runner) result(stats []*connStats) *Result {
 	}
 	elapsed := last.Sub(r.measureFrom).Seconds()
 	res.Elapsed = elapsed
+	res.MeasuredFrom, res.MeasuredTo = r.measureFrom, last
 	rate := func(n int64) float64 {
 		if elapsed <= 0 {
 			return 0

@@ -91,6 +91,7 @@ func benchCommand() *ucli.Command {
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on connecting and on waiting for replies and events"},
 			&ucli.DurationFlag{Name: "session-timeout", Value: 30 * time.Second, Usage: "session timeout requested"},
 			&ucli.StringFlag{Name: "server-pids", Usage: "also report what these local server processes (`PID[,...]`) spent per op over the measured time: CPU, run-queue wait, switches (Linux)"},
+			&ucli.StringFlag{Name: "stages", Usage: "also break a write's time down by stage, from the servers' records over the measured time: their admin addresses (`ADMIN[,...]`, the first --addr's node first; servers started with ZKBRIDGE_WRITE_STAGES=1, same machine)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&ucli.DurationFlag{Name: "progress", Value: time.Second, Usage: "progress line `INTERVAL` on stderr (0: none)"},
 		}, clientTLSFlags()...),
@@ -215,14 +216,32 @@ func runBench(c *ucli.Context) error {
 		<-ctx.Done()
 		stop()
 	}()
+	stageAdmins := splitAddrs(c.String("stages"))
+	if len(stageAdmins) > 0 {
+		if err := resetStages(ctx, stageAdmins); err != nil {
+			return fmt.Errorf("bench --stages: %w", err)
+		}
+	}
 	res, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	if len(stageAdmins) > 0 {
+		if res.Stages, err = collectStages(c.Context, stageAdmins, res); err != nil {
+			return fmt.Errorf("bench --stages: %w", err)
+		}
+	}
 	if c.Bool("json") {
 		return writeJSON(c, res)
 	}
-	return res.WriteTable(c.App.Writer)
+	if err := res.WriteTable(c.App.Writer); err != nil {
+		return err
+	}
+	if res.Stages != nil {
+		fmt.Fprintln(c.App.Writer)
+		res.Stages.Print(c.App.Writer)
+	}
+	return nil
 }
 
 // runProbe is bench --probe: it times how long until the server answers.

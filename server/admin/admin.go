@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkbridge/zkbridge/server/admin/console"
 	"github.com/zkbridge/zkbridge/server/node"
+	"github.com/zkbridge/zkbridge/server/stagetrace"
 )
 
 // Commands is what a front door answers on /commands/<name> and /metrics:
@@ -188,6 +189,7 @@ func (a *Server) handler() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/stages", stagetrace.Handler) // write stages (ZKBRIDGE_WRITE_STAGES=1)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{a}, collectors.NewGoCollector()) // go_memstats_*: heap for memory comparisons
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

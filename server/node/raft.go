@@ -26,6 +26,7 @@ import (
 	"github.com/zkbridge/zkbridge/server/config"
 	"github.com/zkbridge/zkbridge/server/node/logfs"
 	"github.com/zkbridge/zkbridge/server/node/peernet"
+	"github.com/zkbridge/zkbridge/server/stagetrace"
 	"github.com/zkbridge/zkbridge/sm"
 )
 
@@ -154,9 +155,16 @@ type lockedSM struct {
 	*sm.StateMachine
 	mu       *sync.RWMutex
 	barriers []ApplyBarrier
+	traced   bool // the data shard's: its applies are write stages (stagetrace)
 }
 
 func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
+	if l.traced && stagetrace.On() && len(ents) > 0 {
+		start := stagetrace.Now()
+		defer func() {
+			stagetrace.AddEvent(stagetrace.Event{Kind: stagetrace.Apply, T: start, T2: stagetrace.Now(), Index: ents[len(ents)-1].Index})
+		}()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return barrierUpdate(l.StateMachine, l.barriers, ents)
@@ -360,6 +368,12 @@ func startHost(cfg *config.Config, fsyncObserver func(time.Duration), log zerolo
 	if err != nil {
 		return nil, err
 	}
+	stagetrace.SetReplica(cfg.ReplicaID)
+	var transport dbconfig.TransportFactory = peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger(), TLS: peerTLS}
+	if stagetrace.On() {
+		transport = stagedTransportFactory{inner: transport}
+		log.Warn().Str("env", stagetrace.Env).Msg("write stages are recorded for measurement (admin /debug/stages)")
+	}
 	nhc := dbconfig.NodeHostConfig{
 		NodeHostDir:         raftDir,
 		RTTMillisecond:      uint64(config.RaftTick / time.Millisecond),
@@ -371,7 +385,7 @@ func startHost(cfg *config.Config, fsyncObserver func(time.Duration), log zerolo
 			FS:               logFS,
 			LogDB:            logDBConfig(),
 			LogDBFactory:     timedLogDBFactory{inner: tan.Factory, observe: fsyncObserver},
-			TransportFactory: peernet.Factory{Log: log.With().Str("component", "raft.transport").Logger(), TLS: peerTLS},
+			TransportFactory: transport,
 		},
 	}
 	nh, err := dragonboat.NewNodeHost(nhc)
@@ -406,7 +420,7 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
 		local = sm.New(smCfg)
 		close(ready)
-		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers}
+		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers, traced: shardID == dataShard}
 	}
 	// The log behind a snapshot keeps 5× its interval, so a follower a
 	// little behind catches up from the log rather than by a full snapshot.
@@ -920,10 +934,17 @@ type timedLogDB struct {
 // unchanged state writes the same value the store already holds.
 func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) error {
 	updates, sync := t.withState(updates)
+	var traceStart int64
+	if stagetrace.On() {
+		traceStart = stagetrace.Now()
+	}
 	start := time.Now()
 	err := t.ILogDB.SaveRaftState(updates, shardID)
 	if sync {
 		t.observe(time.Since(start))
+	}
+	if traceStart != 0 {
+		traceSave(updates, traceStart, stagetrace.Now())
 	}
 	if err == nil {
 		t.cache.saved(updates)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/server/stagetrace"
 	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -46,6 +47,9 @@ type conn struct {
 	// frameLen is the size of the request being handled (its proposal's
 	// share of the door's budget of bytes in flight).
 	frameLen int
+	// readAt is when that request's frame was read (stagetrace; 0 when
+	// tracing is off).
+	readAt int64
 	// saslExchange is the connection's SASL exchange, from its first
 	// sasl request (reader goroutine only).
 	saslExchange saslMechanism
@@ -84,6 +88,7 @@ type conn struct {
 	// session holds no goroutine stack for it.
 	outMu   sync.Mutex
 	out     [][]byte
+	traces  []*writeTrace // of frames in out (stagetrace only)
 	writing bool
 	closing bool // write what is queued, then close
 	closed  bool
@@ -112,7 +117,8 @@ type pendingReply struct {
 	// run (see deferred.go).
 	read    *deferredRead
 	started bool
-	event   bool // a watch event held behind earlier replies
+	event   bool        // a watch event held behind earlier replies
+	trace   *writeTrace // a traced write's stamps (stagetrace)
 }
 
 type connStats struct {
@@ -231,6 +237,9 @@ func (c *conn) serve() {
 			c.logReadError(err)
 			return
 		}
+		if stagetrace.On() {
+			c.readAt = stagetrace.Now()
+		}
 		if !c.handleRequest(frame) {
 			return
 		}
@@ -251,13 +260,29 @@ func (c *conn) logReadError(err error) {
 }
 
 // enqueue appends a ready frame to the output.
-func (c *conn) enqueue(frame []byte) {
+func (c *conn) enqueue(frame []byte) { c.enqueueFrame(frame, nil, false) }
+
+// enqueueFrame appends a ready frame to the output, and its write's trace
+// (stagetrace), if any, to be stamped once written. When the writer is
+// not running, it is started; with inline the caller is to run writeLoop
+// itself (enqueueFrame reports true), without locks held.
+func (c *conn) enqueueFrame(frame []byte, t *writeTrace, inline bool) (runWriter bool) {
 	c.outMu.Lock()
-	if !c.closed && !c.closing {
-		c.out = append(c.out, frame)
-		c.startWriterLocked()
+	defer c.outMu.Unlock()
+	if c.closed || c.closing {
+		return false
 	}
-	c.outMu.Unlock()
+	c.out = append(c.out, frame)
+	if t != nil {
+		t.req.Queued = stagetrace.Now()
+		c.traces = append(c.traces, t)
+	}
+	if inline && !c.writing {
+		c.writing = true
+		return true
+	}
+	c.startWriterLocked()
+	return false
 }
 
 // closeAfterFlush writes whatever is queued, then closes.
@@ -314,6 +339,7 @@ func (c *conn) startWriterLocked() {
 // (enqueue starts it again).
 func (c *conn) writeLoop() {
 	var batch net.Buffers
+	var traces []*writeTrace
 	for {
 		c.outMu.Lock()
 		if c.closed || (len(c.out) == 0 && !c.closing) {
@@ -327,6 +353,8 @@ func (c *conn) writeLoop() {
 		batch = append(batch[:0], c.out...)
 		n := len(c.out)
 		c.out = c.out[:0]
+		traces = append(traces[:0], c.traces...)
+		c.traces = c.traces[:0]
 		closing := c.closing && n == 0
 		c.outMu.Unlock()
 		if closing {
@@ -338,6 +366,9 @@ func (c *conn) writeLoop() {
 		if err := c.writeFrames(&batch); err != nil {
 			c.abort()
 			return
+		}
+		for _, t := range traces {
+			t.written()
 		}
 		c.stats.mu.Lock()
 		c.stats.sent += int64(n)
@@ -447,10 +478,16 @@ func (c *conn) releaseSlot(p *pendingReply) {
 // complete fills a reply slot and releases every completed reply at the
 // head of the pending list, in order.
 func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
+	c.completeReplies(p, frame, closeAfter, false)
+}
+
+// completeReplies is complete; with inline it reports whether the caller
+// must run writeLoop (see enqueueFrame).
+func (c *conn) completeReplies(p *pendingReply, frame []byte, closeAfter, inline bool) (runWriter bool) {
 	c.pendMu.Lock()
 	if c.drained { // the connection is gone; its slots were returned
 		c.pendMu.Unlock()
-		return
+		return false
 	}
 	p.frame, p.done, p.close = frame, true, closeAfter
 	released := 0
@@ -463,8 +500,8 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 			c.releaseSlot(head)
 			c.recordReply(head)
 		}
-		if head.frame != nil {
-			c.enqueue(head.frame)
+		if head.frame != nil && c.enqueueFrame(head.frame, head.trace, inline) {
+			runWriter = true
 		}
 		if head.close {
 			c.closeAfterFlush()
@@ -482,6 +519,7 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 	if run {
 		go c.runReadsAtHead()
 	}
+	return runWriter
 }
 
 // waitIdle blocks until every earlier request of the connection has been

@@ -224,9 +224,11 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 	size := int64(c.frameLen)
 	c.srv.proposals.acquire(size)
 	p := c.addPending(h.Xid, h.Type)
+	trace := c.traceWrite(p) // nil unless write stages are traced
 	op, limited := c.srv.withinLimits(op)
 	cmd := &sm.Command{Header: c.commandHeader(), Op: op}
 	c.srv.node.Propose(cmd, func(res *sm.Result, err error) {
+		trace.result(res)
 		c.srv.proposals.release(size)
 		if err != nil {
 			// The outcome is unknown: close, as ZooKeeper does on a lost
@@ -257,6 +259,7 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 		c.srv.countQuotaRefusal(limited, res.Err)
 		c.complete(p, writeReply(h, res), closeAfter)
 	})
+	trace.handedOff()
 }
 
 // writeReply builds the reply of an applied write.

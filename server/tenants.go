@@ -277,6 +277,8 @@ func (ts *tenantSet) reconcile() {
 		if err := ts.s.node.RemoveTenantData(context.Background(), t.spec.Shard); err != nil {
 			ts.log.Error().Err(err).Str("tenant", name).Msg("remove the deleted tenant's data")
 		}
+		ts.poke() // a tenant moved away is forwarded now that its port is free
+
 	}
 	for name, spec := range want {
 		if _, ok := ts.running[name]; ok {
@@ -325,7 +327,8 @@ func (ts *tenantSet) spreadLeadersLocked() {
 		t := ts.running[name]
 		var to uint64
 		for _, id := range t.spec.Replicas {
-			if _, voter := counts[id]; voter && id != from && (to == 0 || counts[id] < counts[to]) {
+			// A replica still joining (a rebalance) cannot lead yet.
+			if _, voter := counts[id]; voter && id != from && !slices.Contains(t.spec.Joining, id) && (to == 0 || counts[id] < counts[to]) {
 				to = id
 			}
 		}
@@ -347,7 +350,8 @@ func (ts *tenantSet) startLocked(spec sm.Tenant) error {
 	if err != nil {
 		return err
 	}
-	n := ts.s.node.NewTenant(node.TenantSpec{Name: spec.Name, Shard: spec.Shard, Members: members})
+	n := ts.s.node.NewTenant(node.TenantSpec{Name: spec.Name, Shard: spec.Shard, Members: members,
+		Join: slices.Contains(spec.Joining, ts.s.cfg.ReplicaID)})
 	t := &tenant{spec: spec, node: n}
 	cfg, err := ts.doorConfig(spec)
 	if err != nil {
@@ -450,6 +454,9 @@ type TenantInfo struct {
 	MaxBytes     int64    `json:"max_bytes,omitempty"`
 	MaxSessions  int64    `json:"max_sessions,omitempty"`
 	MaxOpsPerSec int64    `json:"max_ops_per_sec,omitempty"`
+	// Joining and Leaving: a replica move in progress (tenant rebalance).
+	Joining []uint64 `json:"joining,omitempty"`
+	Leaving []uint64 `json:"leaving,omitempty"`
 	// Live figures of this node's replica (absent when it hosts none).
 	Hosted      bool    `json:"hosted"`
 	Leader      uint64  `json:"leader,omitempty"`
@@ -478,7 +485,8 @@ var ErrTenantBusy = errors.New("the tenant has open sessions (use --force to del
 
 func (s *Server) tenantInfo(t sm.Tenant) TenantInfo {
 	info := TenantInfo{Name: t.Name, Shard: t.Shard, Port: t.Port, SecurePort: t.SecurePort, Replicas: t.Replicas,
-		Identities: t.Identities, MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
+		Identities: t.Identities, MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec,
+		Joining: t.Joining, Leaving: t.Leaving}
 	if info.Replicas == nil {
 		info.Replicas = []uint64{}
 	}
@@ -626,6 +634,22 @@ func (a tenantAdmin) RemoveTenant(ctx context.Context, name string, force bool) 
 }
 
 func (tenantAdmin) TenantStatus(err error) int { return TenantHTTPStatus(err) }
+
+func (a tenantAdmin) ShardNode(shard uint64) *node.Node {
+	a.s.tenants.mu.Lock()
+	defer a.s.tenants.mu.Unlock()
+	for _, t := range a.s.tenants.running {
+		if t.spec.Shard == shard {
+			return t.node
+		}
+	}
+	return nil
+}
+
+func (a tenantAdmin) Rebalance(ctx context.Context, dryRun bool, emit func(any)) error {
+	_, err := a.s.RebalanceTenants(ctx, dryRun, func(e RebalanceEvent) { emit(e) })
+	return err
+}
 
 // TenantHTTPStatus is the HTTP status of a tenant operation's error.
 func TenantHTTPStatus(err error) int {

@@ -70,6 +70,23 @@ func (a *Server) raftHandlers(mux *http.ServeMux) {
 		return a.node.AddVoter(ctx, n, r.FormValue("addr"))
 	})
 	mux.HandleFunc("/raft/local", func(w http.ResponseWriter, r *http.Request) {
+		// ?shard=N: this node's replica of a tenant's shard (rebalance
+		// watches a new replica catch up).
+		if v := r.FormValue("shard"); v != "" && v != "1" {
+			shard, err := strconv.ParseUint(v, 10, 64)
+			var n *node.Node
+			if err == nil && a.tenants != nil {
+				n = a.tenants.ShardNode(shard)
+			}
+			if n == nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": "this node runs no replica of shard " + v})
+				return
+			}
+			reply(w, n.LocalProgress(), nil)
+			return
+		}
 		reply(w, a.node.LocalProgress(), nil)
 	})
 	post("/raft/add-observer", func(ctx context.Context, r *http.Request) error {
@@ -90,8 +107,8 @@ func (a *Server) raftHandlers(mux *http.ServeMux) {
 
 // FetchProgress reads another replica's /raft/local (node.ProgressSource) over
 // plain HTTP (loopback or cluster network; bounded by ctx and a short timeout).
-func FetchProgress(ctx context.Context, adminAddr string) (node.Progress, error) {
-	return fetchProgress(ctx, http.DefaultClient, "http://", adminAddr)
+func FetchProgress(ctx context.Context, adminAddr string, shard uint64) (node.Progress, error) {
+	return fetchProgress(ctx, http.DefaultClient, "http://", adminAddr, shard)
 }
 
 // HTTPSProgress is FetchProgress for admin ports on HTTPS (admin.forceHttps):
@@ -99,19 +116,23 @@ func FetchProgress(ctx context.Context, adminAddr string) (node.Progress, error)
 // for an address.
 func HTTPSProgress(tlsFor func(addr string) *tls.Config) node.ProgressSource {
 	clients := sync.Map{} // addr -> *http.Client, so connections are reused
-	return func(ctx context.Context, adminAddr string) (node.Progress, error) {
+	return func(ctx context.Context, adminAddr string, shard uint64) (node.Progress, error) {
 		c, ok := clients.Load(adminAddr)
 		if !ok {
 			c, _ = clients.LoadOrStore(adminAddr, &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(adminAddr)}})
 		}
-		return fetchProgress(ctx, c.(*http.Client), "https://", adminAddr)
+		return fetchProgress(ctx, c.(*http.Client), "https://", adminAddr, shard)
 	}
 }
 
-func fetchProgress(ctx context.Context, hc *http.Client, scheme, adminAddr string) (node.Progress, error) {
+func fetchProgress(ctx context.Context, hc *http.Client, scheme, adminAddr string, shard uint64) (node.Progress, error) {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+adminAddr+"/raft/local", nil)
+	url := scheme + adminAddr + "/raft/local"
+	if shard > 1 {
+		url += "?shard=" + strconv.FormatUint(shard, 10)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return node.Progress{}, err
 	}

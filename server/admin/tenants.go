@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkbridge/zkbridge/server/node"
 )
 
 // Tenants is the tenant registry as the admin endpoint serves it under
@@ -26,6 +28,13 @@ type Tenants interface {
 	// TenantGauges reports every tenant's numeric mntr values (the default
 	// tenant's included) for /metrics, labelled with the tenant.
 	TenantGauges(emit func(tenant, name, help string, v float64))
+	// ShardNode is this node's replica of a tenant's shard (nil if it runs
+	// none).
+	ShardNode(shard uint64) *node.Node
+	// Rebalance moves tenant replicas until the voters host about as many
+	// each, then spreads the leaders (dryRun: only the plan), passing each
+	// progress event to emit.
+	Rebalance(ctx context.Context, dryRun bool, emit func(event any)) error
 }
 
 // TenantForm is a create or update as posted: name, port, secure_port,
@@ -89,6 +98,30 @@ func (a *Server) tenantHandlers(mux *http.ServeMux) {
 			return a.tenants.PutTenant(ctx, create, form)
 		}
 	}
+	// /tenants/rebalance streams its progress as JSON lines, the last one
+	// the summary (or an error); the client going away stops it between
+	// steps, and the next run resumes.
+	mux.HandleFunc("/tenants/rebalance", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		dryRun, _ := strconv.ParseBool(r.FormValue("dry_run"))
+		ctx, cancel := context.WithTimeout(r.Context(), rebalanceTimeout)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		flusher, _ := w.(http.Flusher)
+		enc := json.NewEncoder(w)
+		emit := func(v any) {
+			_ = enc.Encode(v)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err := a.tenants.Rebalance(ctx, dryRun, emit); err != nil {
+			emit(map[string]string{"step": "error", "error": err.Error()})
+		}
+	})
 	post("/tenants/create", put(true))
 	post("/tenants/update", put(false))
 	post("/tenants/delete", func(ctx context.Context, r *http.Request) (any, error) {
@@ -99,6 +132,10 @@ func (a *Server) tenantHandlers(mux *http.ServeMux) {
 		return map[string]string{"result": "ok"}, nil
 	})
 }
+
+// rebalanceTimeout bounds one rebalance run (each move streams a shard's
+// snapshot to its new replica).
+const rebalanceTimeout = time.Hour
 
 // badForm is a form value that is not a number.
 type badForm struct{ field, value string }

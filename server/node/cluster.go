@@ -87,8 +87,9 @@ func (m Membership) equal(o Membership) bool {
 }
 
 // ProgressSource asks the replica whose admin address is adminAddr for its
-// own Raft progress (the admin door's /raft/local).
-type ProgressSource func(ctx context.Context, adminAddr string) (Progress, error)
+// own Raft progress in a shard (the admin door's /raft/local; shard 1 is
+// the default tenant's, another a tenant's).
+type ProgressSource func(ctx context.Context, adminAddr string, shard uint64) (Progress, error)
 
 // refreshSoon asks clusterLoop to refresh without waiting for its tick.
 func (n *Node) refreshSoon() {
@@ -361,7 +362,7 @@ func (n *Node) fetchProgress(ctx context.Context, adminAddr string) (Progress, e
 	if n.progress == nil {
 		return Progress{}, errors.New("no way to ask other replicas (no progress source)")
 	}
-	return n.progress(ctx, adminAddr)
+	return n.progress(ctx, adminAddr, n.Shard())
 }
 
 // FollowerLag returns the leader's last polled lag per replica (empty on

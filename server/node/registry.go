@@ -22,6 +22,9 @@ var (
 	// ErrTenantConflict: the ports or identities clash with another
 	// tenant's, or the settings are invalid.
 	ErrTenantConflict = errors.New("invalid tenant settings, or a port or TLS identity another tenant has")
+	// ErrPlacementChanged: a placement update found the tenant's replicas
+	// changed since they were read (another rebalance moved them).
+	ErrPlacementChanged = errors.New("the tenant's placement changed meanwhile (another rebalance?)")
 )
 
 // Tenants returns the registry as the local replica has applied it.
@@ -101,6 +104,26 @@ func (n *Node) DeleteTenant(ctx context.Context, name string) error {
 		return fmt.Errorf("tenant %s: %w", name, err)
 	}
 	return tenantErr(name, res.Err)
+}
+
+// SetTenantPlacement records a tenant's placement (replicas, and a move in
+// progress: joining, leaving) if its replicas are still expect.
+func (n *Node) SetTenantPlacement(ctx context.Context, name string, expect, replicas, joining, leaving []uint64) (sm.Tenant, error) {
+	if n.tenant != nil {
+		return n.tenant.parent.SetTenantPlacement(ctx, name, expect, replicas, joining, leaving)
+	}
+	t := sm.Tenant{Name: name, PlacementOnly: true, ExpectReplicas: expect, Replicas: replicas, Joining: joining, Leaving: leaving}
+	res, err := n.raft.proposeSync(&sm.Command{Op: &sm.PutTenant{Tenant: t}})
+	if err != nil {
+		return sm.Tenant{}, fmt.Errorf("tenant %s placement: %w", name, err)
+	}
+	if res.Err == zkproto.ErrBadVersion {
+		return sm.Tenant{}, fmt.Errorf("tenant %q: %w", name, ErrPlacementChanged)
+	}
+	if err := tenantErr(name, res.Err); err != nil {
+		return sm.Tenant{}, err
+	}
+	return n.LookupTenant(name)
 }
 
 func tenantErr(name string, code zkproto.ErrCode) error {

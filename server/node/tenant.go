@@ -27,6 +27,7 @@ type tenantShard struct {
 	shard   uint64
 	parent  *Node
 	members map[uint64]string // replica id → Raft address, the bootstrap membership
+	join    bool              // added to the running shard: joins as a non-voting member
 }
 
 // TenantSpec is what NewTenant needs of a registry entry.
@@ -36,6 +37,10 @@ type TenantSpec struct {
 	// Members are the hosting nodes' replica ids and Raft addresses (the
 	// placement recorded in the registry).
 	Members map[uint64]string
+	// Join: this replica was added to the running shard by a rebalance
+	// (the registry lists it as joining): it starts as a non-voting member
+	// that waits to be contacted, not by bootstrapping Members.
+	Join bool
 }
 
 // TenantDir is where a tenant's state lives under a node's data dir.
@@ -53,7 +58,7 @@ func (n *Node) NewTenant(spec TenantSpec) *Node {
 	cfg.Peers = spec.Members
 	cfg.Observers, cfg.Observer, cfg.Join = nil, false, false
 	t := New(cfg, n.log.With().Str("tenant", spec.Name).Uint64("shard", spec.Shard).Logger())
-	t.tenant = &tenantShard{name: spec.Name, shard: spec.Shard, parent: n, members: spec.Members}
+	t.tenant = &tenantShard{name: spec.Name, shard: spec.Shard, parent: n, members: spec.Members, join: spec.Join}
 	t.progress = n.progress
 	return t
 }
@@ -89,7 +94,10 @@ func (n *Node) startReplica(smCfg sm.Config, fsync func(time.Duration)) (*raftNo
 	for id, addr := range n.tenant.members {
 		members[id] = addr
 	}
-	r, store, err := p.raft.host.startShard(&n.cfg, shardSpec{id: n.tenant.shard, members: members, quiesce: true, log: n.log},
+	// A joiner starts non-voting (dragonboat: a replica added with
+	// RequestAddNonVoting must start with IsNonVoting) until promoted.
+	r, store, err := p.raft.host.startShard(&n.cfg, shardSpec{id: n.tenant.shard, members: members, quiesce: true, log: n.log,
+		join: n.tenant.join, observer: n.tenant.join},
 		smCfg, &n.applyMu, n.barriers)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tenant %s: %w", n.tenant.name, err)

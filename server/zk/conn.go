@@ -481,6 +481,19 @@ func (c *conn) complete(p *pendingReply, frame []byte, closeAfter bool) {
 	c.completeReplies(p, frame, closeAfter, false)
 }
 
+// completeAndWrite is complete on a goroutine that has nothing else to do
+// (the one a write's result comes to): if the writer is not running, this
+// goroutine writes the released replies itself rather than start one:
+// one goroutine start (and maybe the wake-up of an idle processor) less
+// per write. Issue 36's stage trace of set@1, alternated runs on a loaded
+// machine: from the reply queued to its writev done 32-60 µs at the
+// median before, 25-34 after (most of what is left is the writev).
+func (c *conn) completeAndWrite(p *pendingReply, frame []byte, closeAfter bool) {
+	if c.completeReplies(p, frame, closeAfter, true) {
+		c.writeLoop()
+	}
+}
+
 // completeReplies is complete; with inline it reports whether the caller
 // must run writeLoop (see enqueueFrame).
 func (c *conn) completeReplies(p *pendingReply, frame []byte, closeAfter, inline bool) (runWriter bool) {

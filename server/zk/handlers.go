@@ -257,7 +257,7 @@ func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 			}
 		}
 		c.srv.countQuotaRefusal(limited, res.Err)
-		c.complete(p, writeReply(h, res), closeAfter)
+		c.completeAndWrite(p, writeReply(h, res), closeAfter)
 	})
 	trace.handedOff()
 }

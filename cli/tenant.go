@@ -39,8 +39,10 @@ Examples:
   zkbridge tenant create --admin 127.0.0.1:8080 --port 2182 kafka-a
   zkbridge tenant list --admin 127.0.0.1:8080
   zkbridge tenant update --admin 127.0.0.1:8080 --max-znodes 100000 kafka-a
-  zkbridge tenant delete --admin 127.0.0.1:8080 --force kafka-a`,
+  zkbridge tenant delete --admin 127.0.0.1:8080 --force kafka-a
+  zkbridge tenant rebalance --admin 127.0.0.1:8080 --dry-run`,
 		Subcommands: []*ucli.Command{
+			tenantRebalanceCommand(admin),
 			{
 				Name:      "create",
 				Usage:     "register a tenant; every node it is placed on serves it at once",

@@ -57,6 +57,7 @@ func serverCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "ssl-truststore", Usage: "trust store `FILE` client certificates must chain to: PEM or .p12 (ssl.trustStore.location)"},
 			&ucli.StringFlag{Name: "ssl-truststore-password", Usage: "`PASSWORD` of a .p12 trust store (ssl.trustStore.password)"},
 			&ucli.StringFlag{Name: "ssl-client-auth", Usage: "`none`, want or need a client certificate (ssl.clientAuth; default need)"},
+			&ucli.StringFlag{Name: "tenant-unknown-identity", Usage: "a TLS client whose server name (SNI) and certificate name no tenant has as --identity: `default` (served by the default tenant) or refuse (closed, with a log line)", Value: "default"},
 			&ucli.StringFlag{Name: "jaas", Usage: "JAAS login `FILE` whose Server section lists the SASL DIGEST-MD5 users or a Krb5LoginModule keytab for GSSAPI (also zoo.cfg java.security.auth.login.config, or -Djava.security.auth.login.config in $SERVER_JVMFLAGS)"},
 		}, logFlags()...),
 		Action: runServer,
@@ -122,7 +123,8 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	for flag, dst := range map[string]*string{
 		"ssl-keystore": &cfg.TLS.Client.KeyStore.Location, "ssl-keystore-password": &cfg.TLS.Client.KeyStore.Password,
 		"ssl-truststore": &cfg.TLS.Client.TrustStore.Location, "ssl-truststore-password": &cfg.TLS.Client.TrustStore.Password,
-		"ssl-client-auth": &cfg.TLS.Client.ClientAuth,
+		"ssl-client-auth":         &cfg.TLS.Client.ClientAuth,
+		"tenant-unknown-identity": &cfg.TLS.TenantUnknownIdentity,
 	} {
 		if c.IsSet(flag) {
 			*dst = c.String(flag)

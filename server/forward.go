@@ -80,11 +80,28 @@ func (f *forwarder) track(c net.Conn, on bool) bool {
 	return true
 }
 
-func (f *forwarder) forward(client net.Conn) {
+func (f *forwarder) forward(client net.Conn) { f.forwardTo(client, f.targets()) }
+
+// newConnForwarder is a forwarder without a listener of its own: another
+// door hands it connections (forwardAsync), each with its targets.
+func newConnForwarder(log zerolog.Logger) *forwarder {
+	return &forwarder{log: log, conns: map[net.Conn]struct{}{}}
+}
+
+// forwardAsync forwards client to the first of targets that accepts, in
+// the background (tracked: close ends it).
+func (f *forwarder) forwardAsync(client net.Conn, targets []string) {
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); f.forwardTo(client, targets) }()
+}
+
+// forwardTo pipes client, byte for byte, to the first of targets that
+// accepts a connection.
+func (f *forwarder) forwardTo(client net.Conn, targets []string) {
 	defer client.Close()
 	var up net.Conn
 	var last error
-	for _, addr := range f.targets() {
+	for _, addr := range targets {
 		c, err := net.DialTimeout("tcp", addr, forwardDialTimeout)
 		if err == nil {
 			up = c
@@ -93,6 +110,9 @@ func (f *forwarder) forward(client net.Conn) {
 		last = err
 	}
 	if up == nil {
+		if last == nil {
+			last = errors.New("no node to forward to")
+		}
 		f.log.Warn().Err(last).Str("remote", client.RemoteAddr().String()).
 			Msg("forwarder: no node hosting the tenant accepts connections; closing the client's")
 		return
@@ -120,7 +140,9 @@ func (f *forwarder) forward(client net.Conn) {
 
 // close stops accepting and closes every forwarded connection.
 func (f *forwarder) close() {
-	f.ln.Close()
+	if f.ln != nil {
+		f.ln.Close()
+	}
 	f.mu.Lock()
 	conns := f.conns
 	f.conns = nil

@@ -52,6 +52,9 @@ type Server struct {
 	admin  *admin.Server
 	// tenants are the other tenants this node serves (tenants.go).
 	tenants *tenantSet
+	// identityFwd forwards TLS clients whose identity selects a tenant
+	// hosted by other nodes (tenant_identity.go).
+	identityFwd *forwarder
 
 	stopOnce sync.Once
 }
@@ -66,6 +69,9 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	s.node = node.New(cfg, log)
 	s.zk = zk.New(cfg, s.node, log)
 	s.tenants = newTenantSet(s)
+	// Tenants selected by TLS identity on the node's secure port.
+	s.identityFwd = newConnForwarder(log.With().Str("component", "tenant-identity").Logger())
+	s.zk.SetIdentityRouter(s.identityRouter())
 	if cfg.NativeAddr != "" {
 		s.native = native.New(cfg, s.node, log)
 		s.native.SetTenantRouter(s.tenants.nativeDoor)
@@ -222,6 +228,7 @@ func (s *Server) Stop() {
 			s.native.Close()
 		}
 		s.zk.Close()
+		s.identityFwd.close()
 		s.tenants.close() // before the NodeHost their replicas run on
 		s.node.Stop()
 		s.zk.Wait()

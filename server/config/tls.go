@@ -35,7 +35,18 @@ type TLSConfig struct {
 	// X509SuperUser is the client certificate DN (Java RFC 2253 form) that
 	// bypasses every ACL (zookeeper.X509AuthenticationProvider.superUser).
 	X509SuperUser string `yaml:"x509_super_user"`
+	// TenantUnknownIdentity is what a TLS client of the node's secure port
+	// whose server name (SNI) and certificate name no tenant gets:
+	// "default" (or empty), the default tenant serves it; "refuse", it is
+	// closed with a log line.
+	TenantUnknownIdentity string `yaml:"tenant_unknown_identity"`
 }
+
+// Unknown TLS identities on a shared secure port (TenantUnknownIdentity).
+const (
+	UnknownIdentityDefault = "default"
+	UnknownIdentityRefuse  = "refuse"
+)
 
 // ClientTLSEnabled reports whether any client port takes TLS.
 func (t TLSConfig) ClientTLSEnabled() bool {
@@ -57,6 +68,11 @@ func (t TLSConfig) validate(c *Config) error {
 	}
 	if (t.ClientTLSEnabled() || t.AdminHTTPS) && !t.Client.Enabled() {
 		return fmt.Errorf("config: TLS on a client port needs ssl.keyStore.location (a PEM or PKCS12 key store)")
+	}
+	switch t.TenantUnknownIdentity {
+	case "", UnknownIdentityDefault, UnknownIdentityRefuse:
+	default:
+		return fmt.Errorf("config: tenant unknown identity %q: want %s or %s", t.TenantUnknownIdentity, UnknownIdentityDefault, UnknownIdentityRefuse)
 	}
 	if t.QuorumEnabled && !t.Quorum.Enabled() {
 		return fmt.Errorf("config: sslQuorum=true needs ssl.quorum.keyStore.location and ssl.quorum.trustStore.location")

@@ -44,3 +44,34 @@ func peekFirstByte(nc net.Conn, timeout time.Duration) (byte, error) {
 	}
 	return b[0], nil
 }
+
+// peekBytes peeks up to len(b) bytes waiting on the socket (at least one,
+// waiting until deadline) without consuming them.
+func peekBytes(nc net.Conn, b []byte, deadline time.Time) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0, errors.New("connection has no socket to peek at")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	_ = nc.SetReadDeadline(deadline)
+	defer nc.SetReadDeadline(time.Time{})
+	var n int
+	var perr error
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, perr = unix.Recvfrom(int(fd), b, unix.MSG_PEEK)
+		return !errors.Is(perr, unix.EAGAIN)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if perr != nil {
+		return 0, perr
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}

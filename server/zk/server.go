@@ -58,6 +58,9 @@ type Server struct {
 	throttle *connThrottle
 	// tenantLimits are a tenant's quotas and rate limit (tenant.go).
 	tenantLimits tenantLimits
+	// identity selects tenants by TLS identity on this door's secure
+	// port (identity.go).
+	identity identityRouterRef
 }
 
 // New creates the door of node n and subscribes it to the node's applied

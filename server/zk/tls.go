@@ -20,6 +20,9 @@ const (
 	modePlain   listenerMode = iota
 	modeTLS                  // TLS only (secureClientPort)
 	modeUnified              // TLS or plaintext, told apart by the first byte (client.portUnification)
+	// modeHandshaken: a TLS connection whose handshake another door of
+	// this node did (its certificate selected this door's tenant).
+	modeHandshaken
 )
 
 const (
@@ -66,7 +69,7 @@ type acceptedConn struct {
 // factory of its own), so plaintext connections up to the limit leave a
 // TLS-only port open. Fixed at accept: startTLS replaces c.nc later.
 func (c *conn) cnxnKey() string {
-	if ac, ok := c.nc.(*acceptedConn); ok && ac.mode == modeTLS {
+	if ac, ok := c.nc.(*acceptedConn); ok && (ac.mode == modeTLS || ac.mode == modeHandshaken) {
 		c.secure = true
 	}
 	if c.secure {
@@ -196,6 +199,10 @@ func (c *conn) startTLS() bool {
 	raw := ac.Conn
 	c.nc = raw
 	mode := ac.mode
+	if mode == modeHandshaken {
+		c.addCertIdentity(raw.(*tls.Conn))
+		return true
+	}
 	if mode == modeUnified {
 		b, err := peekFirstByte(raw, detectTimeout)
 		if err != nil {
@@ -209,6 +216,15 @@ func (c *conn) startTLS() bool {
 	} else if mode == modePlain {
 		return true
 	}
+	router := c.srv.identity.p.Load()
+	var sni string
+	var bySNI *IdentityRoute
+	if router != nil {
+		var handled bool
+		if sni, bySNI, handled = c.routeBeforeHandshake(router, raw); handled {
+			return false
+		}
+	}
 	cl := c.srv.listener.(*clientListener)
 	tc := tls.Server(raw, cl.tlsConfig)
 	_ = raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
@@ -221,6 +237,16 @@ func (c *conn) startTLS() bool {
 	}
 	_ = raw.SetDeadline(time.Time{})
 	c.nc = tc
+	if router != nil && !c.routeAfterHandshake(router, tc, sni, bySNI) {
+		return false
+	}
+	c.addCertIdentity(tc)
+	return true
+}
+
+// addCertIdentity adds the client certificate's x509 identity (and super,
+// for ssl.x509SuperUser) to the connection's.
+func (c *conn) addCertIdentity(tc *tls.Conn) {
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 		dn := tlsconf.JavaDN(certs[0])
 		ids := []zkproto.Id{{Scheme: "x509", ID: dn}}
@@ -232,7 +258,6 @@ func (c *conn) startTLS() bool {
 		c.stats.mu.Unlock()
 		c.log = c.log.With().Str("x509", dn).Logger()
 	}
-	return true
 }
 
 // tlsWriteBuffers holds the buffers TLS connections gather frames in.

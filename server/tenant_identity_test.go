@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/asn1"
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkbridge/zkbridge/server/config"
+	"github.com/zkbridge/zkbridge/server/tlsconf/tlstest"
+	"github.com/zkbridge/zkbridge/zkproto"
+)
+
+// identityFixture is a TLS fixture whose server certificate also names the
+// tenants' server names (a wildcard certificate in a real deployment).
+func identityFixture(t *testing.T, names ...string) *tlsFixture {
+	t.Helper()
+	f := newTLSFixture(t)
+	srv, err := f.ca.Issue(tlstest.Options{CN: "zkbridge server", DNSNames: append([]string{"localhost"}, names...),
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2), net.IPv4(127, 0, 0, 3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.keyStore, err = srv.WritePKCS12KeyStore(f.dir, "tenants.p12", "storepw"); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// cnAVA is a subject of one common name.
+func cnAVA(cn string) []tlstest.AVA {
+	return []tlstest.AVA{{OID: tlstest.OIDCommonName, Tag: asn1.TagUTF8String, Value: cn}}
+}
+
+// createAs creates path with data over c and fails the test unless OK.
+func createAs(t *testing.T, c *testClient, path, data string) {
+	t.Helper()
+	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: path, Data: []byte(data), ACL: zkproto.OpenACLUnsafe()})
+	if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("create %s: %v", path, h.Err)
+	}
+}
+
+// dataAt reads path through a plain client of addr ("" when absent).
+func dataAt(t *testing.T, addr, path string) string {
+	t.Helper()
+	zc, _ := connectZK(t, addr)
+	defer zc.Close()
+	data, _, err := zc.Get(path)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// Two tenants behind one secure port, one chosen by the TLS server name,
+// the other by the client certificate's CN: each client writes in its own
+// tenant. With --tenant-unknown-identity=refuse, a client whose names no
+// tenant has is closed before its session.
+func TestTenantSelectedByTLSIdentityOnTheSharedPort(t *testing.T) {
+	f := identityFixture(t, "alpha.zk.test", "nobody.zk.test")
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+		c.TLS.TenantUnknownIdentity = config.UnknownIdentityRefuse
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alphaPort, betaPort := freeTenantPort(t, "127.0.0.1"), freeTenantPort(t, "127.0.0.1")
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "alpha", Port: alphaPort, Identities: []string{"Alpha.zk.test"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "beta", Port: betaPort, Identities: []string{"beta-client"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "alpha", alphaPort)
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "beta", betaPort)
+	shared := s.zk.SecureAddr()
+
+	bySNI := f.clientConfig()
+	bySNI.ServerName = "alpha.zk.test"
+	a := dialTLS(t, shared, bySNI)
+	createAs(t, a, "/who", "alpha")
+
+	// An IP address as the server name sends no SNI: the certificate's CN
+	// selects the tenant, and the session keeps its x509 identity.
+	beta := f.clientCert(cnAVA("beta-client"))
+	b := dialTLS(t, shared, f.clientConfig(beta))
+	createAs(t, b, "/who", "beta")
+	if ids := whoAmI(t, b); !slices.Contains(ids, "x509:CN=beta-client") {
+		t.Fatalf("the beta client's identities: %v", ids)
+	}
+
+	if got := dataAt(t, s.TenantAddr("alpha"), "/who"); got != "alpha" {
+		t.Fatalf("tenant alpha's /who: %q", got)
+	}
+	if got := dataAt(t, s.TenantAddr("beta"), "/who"); got != "beta" {
+		t.Fatalf("tenant beta's /who: %q", got)
+	}
+	if got := dataAt(t, s.ClientAddr(), "/who"); got != "" {
+		t.Fatalf("the default tenant has /who: %q", got)
+	}
+
+	// Unknown server name, no certificate: refused.
+	unknown := f.clientConfig()
+	unknown.ServerName = "nobody.zk.test"
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", shared, unknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := &testClient{t: t, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20)}
+	c.write(&zkproto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	if !c.closed(10 * time.Second) {
+		t.Fatal("a client of an unknown identity was served under --tenant-unknown-identity=refuse")
+	}
+	// The limits of the selected tenant hold: its sessions are its own.
+	if n := s.Tenant("alpha").SessionCount(); n != 1 {
+		t.Fatalf("tenant alpha has %d sessions, want the SNI client's", n)
+	}
+}
+
+// On a node that does not host the tenant its server name selects, the
+// connection is forwarded unread to a hosting node's secure port: the
+// handshake is end to end (the hosting node sees the client certificate).
+// With the default policy an unknown server name is the default tenant's.
+func TestTenantSelectedBySNIThroughANonHostingNode(t *testing.T) {
+	f := identityFixture(t, "far.zk.test", "nobody.zk.test")
+	hosts := tenantHosts(3)
+	securePort := freeTenantPort(t, hosts...)
+	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
+		host := hosts[c.ReplicaID-1]
+		c.ClientAddr = host + ":0"
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, hosts...)
+	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far.zk.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := int(info.Replicas[0]) - 1
+	away := (home + 1) % 3
+	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
+		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
+	})
+	cfg := f.clientConfig(f.clientCert(cnAVA("far-user")))
+	cfg.ServerName = "far.zk.test"
+	c := dialTLS(t, servers[away].zk.SecureAddr(), cfg)
+	createAs(t, c, "/x", "through")
+	if ids := whoAmI(t, c); !slices.Contains(ids, "x509:CN=far-user") {
+		t.Fatalf("the forwarded client's identities (end-to-end TLS keeps its certificate): %v", ids)
+	}
+	if got := dataAt(t, servers[home].TenantAddr("far"), "/x"); got != "through" {
+		t.Fatalf("tenant far's /x on its node: %q", got)
+	}
+	if got := dataAt(t, servers[away].ClientAddr(), "/x"); got != "" {
+		t.Fatalf("the forwarding node's default tenant has /x: %q", got)
+	}
+
+	unknown := f.clientConfig()
+	unknown.ServerName = "nobody.zk.test"
+	d := dialTLS(t, servers[away].zk.SecureAddr(), unknown)
+	createAs(t, d, "/unknown", "default")
+	if got := dataAt(t, servers[away].ClientAddr(), "/unknown"); got != "default" {
+		t.Fatalf("an unknown server name under the default policy: the default tenant's /unknown is %q", got)
+	}
+}

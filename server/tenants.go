@@ -19,6 +19,7 @@ import (
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/admin"
+	"github.com/zkbridge/zkbridge/server/admin/console"
 	"github.com/zkbridge/zkbridge/server/native"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/server/zk"
@@ -634,6 +635,32 @@ func (a tenantAdmin) RemoveTenant(ctx context.Context, name string, force bool) 
 }
 
 func (tenantAdmin) TenantStatus(err error) int { return TenantHTTPStatus(err) }
+
+// ConsoleTenants is the registry with this node's figures, for the web
+// console's Tenants page.
+func (a tenantAdmin) ConsoleTenants() ([]console.TenantRow, error) {
+	list, err := a.s.Tenants()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]console.TenantRow, len(list))
+	for i, t := range list {
+		rows[i] = console.TenantRow{Name: t.Name, Shard: t.Shard, Port: t.Port, SecurePort: t.SecurePort, Replicas: t.Replicas,
+			Joining: t.Joining, Leaving: t.Leaving, Hosted: t.Hosted, Leader: t.Leader, Znodes: t.Znodes, Sessions: t.Sessions,
+			Connections: t.Connections, OpsPerSec: t.OpsPerSec, MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes,
+			MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
+	}
+	return rows, nil
+}
+
+// ConsoleTenant is this node's replica and door of a tenant, for the
+// console's per-tenant pages.
+func (a tenantAdmin) ConsoleTenant(name string) (*node.Node, console.Doors) {
+	if t := a.s.tenants.get(name); t != nil {
+		return t.node, t.door
+	}
+	return nil, nil
+}
 
 func (a tenantAdmin) ShardNode(shard uint64) *node.Node {
 	a.s.tenants.mu.Lock()

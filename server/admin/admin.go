@@ -175,6 +175,9 @@ func (a *Server) handler() http.Handler {
 		if a.peerTLS != nil {
 			opts.Peer = console.HTTPSPeer(a.peerTLS)
 		}
+		if t, ok := a.tenants.(console.Tenants); ok {
+			opts.Tenants = t
+		}
 		c, err := console.New(opts)
 		if err != nil {
 			a.log.Error().Err(err).Msg("web console disabled")

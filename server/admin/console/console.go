@@ -31,7 +31,8 @@ import (
 //go:embed assets templates
 var embedded embed.FS
 
-// DefaultTenant is the only tenant there is yet: every page reads it.
+// DefaultTenant is shard 1's namespace: every page reads it unless the
+// request names another tenant (?tenant=NAME).
 const DefaultTenant = "default"
 
 // Doors is what the console reads of this node's front doors (the admin
@@ -66,7 +67,10 @@ type Options struct {
 	// Peer fetches path from another node's admin address into out (the
 	// Cluster, Sessions and Bridge pages ask every node); nil: plain HTTP.
 	Peer func(ctx context.Context, adminAddr, path string, out any) error
-	Log  zerolog.Logger
+	// Tenants lists the cluster's tenants and gives this node's replica of
+	// one (nil: the default tenant alone).
+	Tenants Tenants
+	Log     zerolog.Logger
 }
 
 // Console serves /ui/.
@@ -123,6 +127,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /ui/sessions", c.sessionsPage)
 	mux.HandleFunc("POST /ui/sessions/expire", c.expireSession)
 	mux.HandleFunc("GET /ui/bridge", c.bridgePage)
+	mux.HandleFunc("GET /ui/tenants", c.tenantsPage)
+	mux.HandleFunc("GET /ui/tenant", c.tenantPage)
 	mux.HandleFunc("GET /ui/api/local", c.localJSON)
 	return securityHeaders(loopbackOrTLS(mux))
 }

@@ -17,7 +17,9 @@
 // checks a ZooKeeper client gets; writes need an administrator, writes
 // enabled in the configuration, a CSRF token and a confirmation step.
 //
-// Every page shows the default tenant. The page data carries the tenant it
-// was read for (Tenant), so a tenant selector is a parameter of the same
-// handlers once tenants exist.
+// The Tenants page lists every tenant (shard, ports, leader, placement,
+// znodes, sessions, ops/s, limits). The Tree and Sessions pages, and a
+// tenant's figures page (its replica's Raft progress and mntr values), read
+// the tenant named by ?tenant= (absent: the default tenant) on a node that
+// hosts it, and keep it in their links and forms.
 package console

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
 	"sync"
 
@@ -33,14 +35,19 @@ type Local struct {
 }
 
 func (c *Console) local() Local {
-	p := c.opt.Node.LocalProgress()
-	l := Local{Tenant: DefaultTenant, ReplicaID: p.ReplicaID, Role: p.Role, LeaderID: p.LeaderID, Term: p.Term,
+	return c.localIn(scope{Tenant: DefaultTenant, Node: c.opt.Node, Doors: c.opt.Doors})
+}
+
+// localIn is Local of a tenant this node hosts.
+func (c *Console) localIn(sc scope) Local {
+	p := sc.Node.LocalProgress()
+	l := Local{Tenant: sc.Tenant, ReplicaID: p.ReplicaID, Role: p.Role, LeaderID: p.LeaderID, Term: p.Term,
 		CommitIndex: p.CommitIndex, AppliedIndex: p.AppliedIndex, Version: c.opt.Version,
-		FsyncP99: c.ring.fsyncP99(), Conns: c.opt.Doors.ConsoleConns()}
+		FsyncP99: c.ring.fsyncP99(), Conns: sc.Doors.ConsoleConns()}
 	if l.CommitIndex < l.AppliedIndex {
 		l.CommitIndex = l.AppliedIndex
 	}
-	c.opt.Doors.Gauges(func(name, _ string, v float64) {
+	sc.Doors.Gauges(func(name, _ string, v float64) {
 		switch name {
 		case "zk_num_alive_connections":
 			l.Connections = int(v)
@@ -52,7 +59,7 @@ func (c *Console) local() Local {
 			l.Watches = int64(v)
 		}
 	})
-	if c.opt.Bridge != nil {
+	if c.opt.Bridge != nil && sc.Tenant == DefaultTenant {
 		b := c.opt.Bridge()
 		l.Bridge = &b
 	}
@@ -63,8 +70,12 @@ func (c *Console) localJSON(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.viewerOr401(w, r); !ok {
 		return
 	}
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(c.local())
+	_ = json.NewEncoder(w).Encode(c.localIn(sc))
 }
 
 // NodeView is one member of the cluster as the console shows it.
@@ -80,14 +91,21 @@ type NodeView struct {
 
 // nodes asks every member of the directory for its Local, concurrently and
 // bounded (a dead node shows its error, it does not hold up the page).
-func (c *Console) nodes(ctx context.Context) []NodeView {
+func (c *Console) nodes(ctx context.Context, sc scope) []NodeView {
 	self := c.opt.Node.ReplicaID()
 	dir := c.opt.Node.Membership().Directory
 	out := make([]NodeView, 0, len(dir)+1)
 	if _, ok := dir[self]; !ok {
 		out = append(out, NodeView{Self: true})
 	}
+	path := "/ui/api/local"
+	if sc.Tenant != DefaultTenant {
+		path += "?tenant=" + url.QueryEscape(sc.Tenant)
+	}
 	for id, info := range dir {
+		if sc.Replicas != nil && !slices.Contains(sc.Replicas, id) {
+			continue // a tenant's page asks the nodes hosting it
+		}
 		out = append(out, NodeView{Local: Local{ReplicaID: id}, Self: id == self, Observer: info.Observer, AdminAddr: info.AdminAddr, ClientAddr: info.ClientAddr})
 	}
 	var wg sync.WaitGroup
@@ -95,7 +113,7 @@ func (c *Console) nodes(ctx context.Context) []NodeView {
 		n := &out[i]
 		if n.Self {
 			addr, client, obs := n.AdminAddr, n.ClientAddr, n.Observer
-			n.Local = c.local()
+			n.Local = c.localIn(sc)
 			n.AdminAddr, n.ClientAddr, n.Observer = addr, client, obs
 			continue
 		}
@@ -107,7 +125,7 @@ func (c *Console) nodes(ctx context.Context) []NodeView {
 		go func() {
 			defer wg.Done()
 			var l Local
-			if err := c.opt.Peer(ctx, n.AdminAddr, "/ui/api/local", &l); err != nil {
+			if err := c.opt.Peer(ctx, n.AdminAddr, path, &l); err != nil {
 				n.Error = err.Error()
 				return
 			}

@@ -40,11 +40,17 @@ type page struct {
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	c.renderIn(w, r, DefaultTenant, name, title, data)
+}
+
+// renderIn renders a page read for tenant (the header names it, the
+// navigation keeps it).
+func (c *Console) renderIn(w http.ResponseWriter, r *http.Request, tenant, name, title string, data any) {
 	v, ok := c.viewerOr401(w, r)
 	if !ok {
 		return
 	}
-	p := page{Title: title, Nav: name, Tenant: DefaultTenant, Viewer: v, Writes: c.opt.Writes && v.Admin, Data: data}
+	p := page{Title: title, Nav: name, Tenant: tenant, Viewer: v, Writes: c.opt.Writes && v.Admin, Data: data}
 	if v.Admin {
 		p.CSRF = c.csrfToken(v.User)
 	}
@@ -69,6 +75,9 @@ var funcs = template.FuncMap{
 	"join":  func(p, name string) string { return joinPath(p, name) },
 	"perms": zkproto.PermString,
 	"add":   func(a, b int) int { return a + b },
+	// tq keeps a link in the page's tenant ("&tenant=NAME", or nothing for
+	// the default).
+	"tq": func(tenant string) template.URL { return template.URL(tenantQuery(tenant)) },
 }
 
 func ago(t time.Time) string {
@@ -98,7 +107,7 @@ func (c *Console) clusterNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
-	c.execute(w, "cluster-nodes", c.nodes(ctx))
+	c.execute(w, "cluster-nodes", c.nodes(ctx, c.defaultScope()))
 }
 
 // --- Tree --------------------------------------------------------------
@@ -128,6 +137,7 @@ type treeNode struct {
 type crumb struct{ Name, Path string }
 
 type childPage struct {
+	Tenant string // the tenant read ("" or "default": the default)
 	Parent string
 	Names  []string
 	More   bool
@@ -174,26 +184,34 @@ func (c *Console) treePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	p, err := cleanPath(q.Get("path"))
 	if err != nil {
-		c.render(w, r, "tree", "Tree", treeNode{Path: "/", Crumbs: crumbs("/"), Error: err.Error()})
+		c.renderIn(w, r, sc.Tenant, "tree", "Tree", treeNode{Path: "/", Crumbs: crumbs("/"), Error: err.Error()})
 		return
 	}
-	tn, err := c.readNode(p, q.Get("after"), q.Get("q"), v)
+	tn, err := c.readNode(sc, p, q.Get("after"), q.Get("q"), v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	c.render(w, r, "tree", "Tree "+p, tn)
+	tn.Children.Tenant = sc.Tenant // the children's links stay in the tenant
+	if tn.Found != nil {
+		tn.Found.Tenant = sc.Tenant
+	}
+	c.renderIn(w, r, sc.Tenant, "tree", "Tree "+p, tn)
 }
 
 // readNode reads one znode for v, with ZooKeeper's permission rules: stat
 // needs none (exists), data and children need READ, the ACL needs READ or
 // ADMIN (digests masked without ADMIN).
-func (c *Console) readNode(p, after, search string, v viewer) (treeNode, error) {
+func (c *Console) readNode(sc scope, p, after, search string, v viewer) (treeNode, error) {
 	tn := treeNode{Path: p, Crumbs: crumbs(p), Search: search}
-	view, err := c.opt.Node.View()
+	view, err := sc.Node.View()
 	if err != nil {
 		return tn, fmt.Errorf("read view: %w", err)
 	}
@@ -327,13 +345,17 @@ func (c *Console) treeChildren(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	p, err := cleanPath(q.Get("path"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	view, err := c.opt.Node.View()
+	view, err := sc.Node.View()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -360,7 +382,9 @@ func (c *Console) treeChildren(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	c.execute(w, "children", pageOf(p, names, more, prefix))
+	page := pageOf(p, names, more, prefix)
+	page.Tenant = sc.Tenant
+	c.execute(w, "children", page)
 }
 
 // --- Sessions ----------------------------------------------------------
@@ -382,19 +406,23 @@ func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.viewerOr401(w, r); !ok {
 		return
 	}
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
-	rows, truncated, errs, err := c.sessionRows(ctx)
+	rows, truncated, errs, err := c.sessionRows(ctx, sc)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	c.render(w, r, "sessions", "Sessions", map[string]any{"Rows": rows, "Truncated": truncated, "Errors": errs, "Max": maxSessionRows})
+	c.renderIn(w, r, sc.Tenant, "sessions", "Sessions", map[string]any{"Rows": rows, "Truncated": truncated, "Errors": errs, "Max": maxSessionRows})
 }
 
-func (c *Console) sessionRows(ctx context.Context) (rows []sessionRow, truncated bool, nodeErrs []string, err error) {
+func (c *Console) sessionRows(ctx context.Context, sc scope) (rows []sessionRow, truncated bool, nodeErrs []string, err error) {
 	byID := map[int64]int{}
-	view, err := c.opt.Node.View()
+	view, err := sc.Node.View()
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -418,7 +446,7 @@ func (c *Console) sessionRows(ctx context.Context) (rows []sessionRow, truncated
 	if err != nil {
 		return nil, false, nil, err
 	}
-	for _, n := range c.nodes(ctx) {
+	for _, n := range c.nodes(ctx, sc) {
 		if n.Error != "" {
 			nodeErrs = append(nodeErrs, fmt.Sprintf("node %d: %s", n.ReplicaID, n.Error))
 			continue
@@ -461,17 +489,26 @@ func (c *Console) expireSession(w http.ResponseWriter, r *http.Request) {
 	if r.PostFormValue("confirm") != "yes" {
 		c.execute(w, "confirm", confirmData{
 			Question: fmt.Sprintf("Expire session 0x%x? Its ephemeral znodes are deleted and its clients get SESSION_EXPIRED.", uint64(id)),
-			Action:   "/ui/sessions/expire", Target: "#result", Fields: map[string]string{"id": fmt.Sprintf("%x", uint64(id))}, CSRF: c.csrfToken(v.User),
+			Action: "/ui/sessions/expire", Target: "#result", CSRF: c.csrfToken(v.User),
+			Fields: map[string]string{"id": fmt.Sprintf("%x", uint64(id)), "tenant": r.PostFormValue("tenant")},
 		})
 		return
 	}
-	if err := c.opt.Node.ExpireSession(id); err != nil {
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
+		return
+	}
+	if err := sc.Node.ExpireSession(id); err != nil {
 		c.opt.Log.Warn().Err(err).Str("admin", v.User).Str("session", fmt.Sprintf("0x%x", uint64(id))).Msg("console: expire session failed")
 		c.execute(w, "result", resultData{Error: fmt.Sprintf("expire session 0x%x: %v", uint64(id), err)})
 		return
 	}
 	c.opt.Log.Info().Str("admin", v.User).Str("remote", r.RemoteAddr).Str("session", fmt.Sprintf("0x%x", uint64(id))).Msg("console: session expired by an administrator")
-	c.execute(w, "result", resultData{OK: fmt.Sprintf("session 0x%x expired", uint64(id)), Reload: "/ui/sessions"})
+	reload := "/ui/sessions"
+	if sc.Tenant != DefaultTenant {
+		reload += "?tenant=" + urlQuery(sc.Tenant)
+	}
+	c.execute(w, "result", resultData{OK: fmt.Sprintf("session 0x%x expired", uint64(id)), Reload: reload})
 }
 
 type confirmData struct {
@@ -522,12 +559,16 @@ func (c *Console) treeWrite(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "op must be set, create or delete", http.StatusBadRequest)
 		return
 	}
-	if r.PostFormValue("confirm") != "yes" {
-		c.execute(w, "confirm", confirmData{Question: what, Action: "/ui/tree/write", Target: "#result",
-			Fields: map[string]string{"op": op, "path": p, "data": data, "version": strconv.Itoa(int(version))}, CSRF: c.csrfToken(v.User)})
+	sc, ok := c.scopeOr404(w, r)
+	if !ok {
 		return
 	}
-	res, err := c.opt.Node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli(), Auth: v.IDs}, Op: cmd})
+	if r.PostFormValue("confirm") != "yes" {
+		c.execute(w, "confirm", confirmData{Question: what, Action: "/ui/tree/write", Target: "#result",
+			Fields: map[string]string{"op": op, "path": p, "data": data, "version": strconv.Itoa(int(version)), "tenant": r.PostFormValue("tenant")}, CSRF: c.csrfToken(v.User)})
+		return
+	}
+	res, err := sc.Node.ProposeSync(&sm.Command{Header: sm.Header{Time: time.Now().UnixMilli(), Auth: v.IDs}, Op: cmd})
 	if err == nil && res.Err != zkproto.ErrOK {
 		err = res.Err
 	}
@@ -544,7 +585,7 @@ func (c *Console) treeWrite(w http.ResponseWriter, r *http.Request) {
 	if op == "delete" {
 		back = zkproto.ParentPath(p)
 	}
-	c.execute(w, "result", resultData{OK: op + " " + p + ": done", Reload: "/ui/tree?path=" + urlQuery(back)})
+	c.execute(w, "result", resultData{OK: op + " " + p + ": done", Reload: "/ui/tree?path=" + urlQuery(back) + tenantQuery(sc.Tenant)})
 }
 
 func urlQuery(s string) string { return template.URLQueryEscaper(s) }
@@ -585,7 +626,7 @@ func (c *Console) bridgePage(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2500*time.Millisecond)
 	defer cancel()
-	nodes := c.nodes(ctx)
+	nodes := c.nodes(ctx, c.defaultScope())
 	view, err := c.opt.Node.View()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)

@@ -489,7 +489,7 @@ func (c *Console) expireSession(w http.ResponseWriter, r *http.Request) {
 	if r.PostFormValue("confirm") != "yes" {
 		c.execute(w, "confirm", confirmData{
 			Question: fmt.Sprintf("Expire session 0x%x? Its ephemeral znodes are deleted and its clients get SESSION_EXPIRED.", uint64(id)),
-			Action: "/ui/sessions/expire", Target: "#result", CSRF: c.csrfToken(v.User),
+			Action:   "/ui/sessions/expire", Target: "#result", CSRF: c.csrfToken(v.User),
 			Fields: map[string]string{"id": fmt.Sprintf("%x", uint64(id)), "tenant": r.PostFormValue("tenant")},
 		})
 		return

@@ -256,6 +256,31 @@ server_pids_zb() { # the running zkbridge node(s), comma-separated
   if [ -n "$zb_pid" ]; then echo "$zb_pid"; else cat "$cluster_dir"/node*.pid | paste -sd, -; fi
 }
 
+# The zkbridge node logs, and what happened in them during a run: a run's
+# failed requests are mostly connections closed because a proposal's
+# outcome became unknown, which happens when the leader changes (a node
+# starved past the election timeout) or a starved node drops its peers'
+# stale backlog; the table's notes name them per run.
+zb_logs() {
+  if [ -n "$zb_pid" ]; then echo "$work/zkbridge.log"; else ls "$cluster_dir"/node*.log; fi
+}
+log_marks() { # -> each log's current line count
+  local f
+  for f in $(zb_logs); do wc -l <"$f"; done | paste -sd' ' -
+}
+log_events() { # marks -> JSON: leader elections (the most any node saw) and starvation stalls since marks
+  local marks i=0 f new el=0 st=0 e
+  read -r -a marks <<<"$1"
+  for f in $(zb_logs); do
+    new=$(tail -n +"$((${marks[i]:-0} + 1))" "$f")
+    e=$(grep -c '"message":"raft leader elected"' <<<"$new" || true)
+    ((e > el)) && el=$e
+    st=$((st + $(grep -c 'did not run for a while' <<<"$new" || true)))
+    i=$((i + 1))
+  done
+  echo "{\"zb_elections\": $el, \"zb_stalls\": $st}"
+}
+
 bench() { # addr out-file args...
   local addr=$1 out=$2 tls_flags=()
   shift 2
@@ -315,10 +340,14 @@ for n in $nodes_list; do
         *@*) shape+=(--connections 8 --outstanding $((${w#*@} / 8))) ;;
         esac
         pids=$zk_pids
-        [ "$sys" = zb ] && pids=$(server_pids_zb)
-        bench "$addr" "$work/results/$n-$w-$sys-$r.json" --workload "$workload" --duration "$duration" --warmup "$warmup" \
+        [ "$sys" = zb ] && pids=$(server_pids_zb) && marks=$(log_marks)
+        out=$work/results/$n-$w-$sys-$r.json
+        bench "$addr" "$out" --workload "$workload" --duration "$duration" --warmup "$warmup" \
           --server-pids "$pids" "${keep[@]}" "${shape[@]}" ||
-          echo '{"failed":true}' >"$work/results/$n-$w-$sys-$r.json"
+          echo '{"failed":true}' >"$out"
+        if [ "$sys" = zb ]; then
+          jq --argjson ev "$(log_events "$marks")" '. + $ev' "$out" >"$out.tmp" && mv "$out.tmp" "$out"
+        fi
       done
     done
   done
@@ -473,6 +502,12 @@ if [ -n "$nodes_list" ]; then
   } | column -t -s $'\t'
   echo
   echo "errors: failed requests summed over the runs; +Nfailed: runs that aborted (left out of the means)."
+  # The zkbridge runs with failed requests, a leader change or a starved
+  # node, and what the node logs say happened during them.
+  for f in "$work/results/"*-zb-*.json; do
+    jq -r --arg run "$(basename "$f" .json)" 'select((.errors // 0) > 0 or .failed or (.zb_elections // 0) > 0 or (.zb_stalls // 0) > 0) |
+      "  zkbridge run \($run | sub("-zb-"; " run ")): \(if .failed then "aborted" else "\(.errors) errors \([.per_op[]? | .errors_by_code // {} | to_entries[] | "\(.key) \(.value)"] | join(", "))" end); during it \(.zb_elections // 0) leader elections, \(.zb_stalls // 0) starved-node stalls in the logs"' "$f"
+  done
   echo "ratio = zkbridge/ZooKeeper ops/s (above 1: zkbridge faster); p99 ratio = zkbridge/ZooKeeper (below 1: zkbridge faster)."
   if jq -e -s 'any(.[]; (.rate // 0) > 0)' "$work/results/"*.json >/dev/null 2>&1; then
     echo "paced (--rate): both get the same ops/s wherever they keep up, so compare the latency columns; ratio below 1: zkbridge fell behind the pace."

@@ -55,6 +55,9 @@ type Server struct {
 	// identityFwd forwards TLS clients whose identity selects a tenant
 	// hosted by other nodes (tenant_identity.go).
 	identityFwd *forwarder
+	// remotes carry native requests for tenants hosted elsewhere
+	// (tenant_native.go).
+	remotes nativeRemotes
 
 	stopOnce sync.Once
 }
@@ -74,7 +77,8 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	s.zk.SetIdentityRouter(s.identityRouter())
 	if cfg.NativeAddr != "" {
 		s.native = native.New(cfg, s.node, log)
-		s.native.SetTenantRouter(s.tenants.nativeDoor)
+		s.native.SetTenantRouter(s.nativeTenantDoor)
+		s.native.SetTenantRemote(s.nativeTenantRemote)
 		s.native.SetTenantAdmin(tenantNative{s})
 	}
 	if !cfg.AdminDisabled {
@@ -227,6 +231,7 @@ func (s *Server) Stop() {
 		if s.native != nil {
 			s.native.Close()
 		}
+		s.remotes.close()
 		s.zk.Close()
 		s.identityFwd.close()
 		s.tenants.close() // before the NodeHost their replicas run on

@@ -106,10 +106,12 @@ func (s *Server) propose(op sm.Op) (*sm.Result, error) {
 	if err := s.serving(); err != nil {
 		return nil, err
 	}
+	op, limited := s.limited(op)
 	res, err := s.node.ProposeSync(&sm.Command{Header: sm.Header{Time: wallclock.NowMilli(), Auth: nativeAuth}, Op: op})
 	if err != nil {
 		return nil, err
 	}
+	s.countQuota(limited, res)
 	if res.Err != zkproto.ErrOK {
 		return res, res.Err
 	}

@@ -126,6 +126,9 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 	if err := s.checkHolder(ctx, path, r.ExpectedEpoch); err != nil {
 		return nil, err
 	}
+	if err := s.admitSession(path); err != nil {
+		return nil, err
+	}
 	ttl := s.node.NegotiateTimeout(int32(min(r.LeaseTtlMs, 1<<31-1)))
 	token := make([]byte, zkproto.PasswordLength)
 	if _, err := rand.Read(token); err != nil {
@@ -143,10 +146,12 @@ func (s *Server) Register(ctx context.Context, r *zkbridgev1.RegisterRequest) (*
 	} else {
 		seq = 1
 		var res *sm.Result
+		op, limited := s.limited(&sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)})
 		res, err = s.node.ProposeSync(&sm.Command{
 			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: wallclock.NowMilli(), Auth: nativeAuth},
-			Op:     &sm.Create{OpCode: zkproto.OpCreate2, Path: path, Data: r.Payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
+			Op:     op,
 		})
+		s.countQuota(limited, res)
 		if err == nil && res.Err != zkproto.ErrOK {
 			err = res.Err
 		}
@@ -195,13 +200,15 @@ func (s *Server) electCoordinator(ctx context.Context, id int64, conn uint64, pa
 			return 0, 0, seq, status.Errorf(codes.FailedPrecondition, "register %s: %s holds %q, not an integer epoch", flussActive, flussEpoch, n.Data)
 		}
 		seq++
+		op, limited := s.limited(&sm.Multi{Ops: []sm.Op{
+			&sm.Create{OpCode: zkproto.OpCreate, Path: flussActive, Data: payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
+			&sm.SetData{Path: flussEpoch, Data: []byte(strconv.FormatInt(cur+1, 10)), Version: n.Stat.Version},
+		}})
 		res, err := s.node.ProposeSync(&sm.Command{
 			Header: sm.Header{Session: id, Conn: conn, Seq: seq, Time: wallclock.NowMilli(), Auth: nativeAuth},
-			Op: &sm.Multi{Ops: []sm.Op{
-				&sm.Create{OpCode: zkproto.OpCreate, Path: flussActive, Data: payload, ACL: zkproto.OpenACLUnsafe(), Flags: int32(zkproto.ModeEphemeral)},
-				&sm.SetData{Path: flussEpoch, Data: []byte(strconv.FormatInt(cur+1, 10)), Version: n.Stat.Version},
-			}},
+			Op:     op,
 		})
+		s.countQuota(limited, res)
 		if err != nil {
 			return 0, 0, seq, err
 		}

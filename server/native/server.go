@@ -50,6 +50,11 @@ type Server struct {
 	// tenantAdmin serves the registry RPCs (tenantapi.go); nil on a
 	// tenant's own door.
 	tenantAdmin TenantAdmin
+	// limiter is a tenant's limits, shared with its ZooKeeper door
+	// (limits.go).
+	limiter limiterSlot
+	// remote proxies requests for tenants hosted elsewhere (forward.go).
+	remote TenantRemote
 }
 
 // New creates the door of node n. Call it before n.Start.

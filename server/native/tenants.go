@@ -48,25 +48,28 @@ func tenantField(m proto.Message) (protoreflect.FieldDescriptor, string) {
 }
 
 // route returns the door for a request's tenant (nil: this one, the
-// default tenant's) and clears the field in the request it hands on.
-func (s *Server) route(req any) (*Server, error) {
+// default tenant's) and clears the field in the request it hands on; or,
+// for a tenant hosted by other nodes, the connection to proxy the request
+// over (the field kept).
+func (s *Server) route(ctx context.Context, req any) (*Server, grpc.ClientConnInterface, error) {
 	m, ok := req.(proto.Message)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	fd, name := tenantField(m)
 	if name == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if s.router == nil {
-		return nil, UnknownTenant(name)
+		return nil, nil, UnknownTenant(name)
 	}
 	door, err := s.router(name)
 	if err != nil {
-		return nil, err
+		cc, err := s.remoteFor(ctx, name, err)
+		return nil, cc, err
 	}
 	m.ProtoReflect().Clear(fd)
-	return door, nil
+	return door, nil, nil
 }
 
 var (
@@ -93,12 +96,18 @@ func (s *Server) tenantUnary(ctx context.Context, req any, info *grpc.UnaryServe
 	if !strings.HasPrefix(info.FullMethod, "/"+zkbridgev1.Bridge_ServiceDesc.ServiceName+"/") {
 		return handler(ctx, req)
 	}
-	door, err := s.route(req)
+	door, remote, err := s.route(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	if remote != nil {
+		return s.forwardUnary(ctx, remote, info.FullMethod, req)
+	}
 	if door == nil {
 		return handler(ctx, req)
+	}
+	if err := door.admitRequest(info.FullMethod); err != nil {
+		return nil, err
 	}
 	bridgeMethods()
 	md, ok := unary[info.FullMethod]
@@ -131,22 +140,33 @@ func (s *Server) tenantStream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 		return err
 	}
 	_, name := tenantField(first)
-	door, err := s.route(first)
+	door, remote, err := s.route(ss.Context(), first)
 	if err != nil {
 		return err
+	}
+	if remote != nil {
+		return s.forwardStream(ss, remote, info.FullMethod, sd, first)
 	}
 	peek := &peekStream{ServerStream: ss, first: first}
 	if door == nil {
 		return handler(srv, peek)
 	}
 	peek.tenant = name
+	if err := door.admitRequest(info.FullMethod); err != nil {
+		return err
+	}
 	return sd.Handler(door, peek)
+}
+
+func bridgeServiceName() protoreflect.Name {
+	full := zkbridgev1.Bridge_ServiceDesc.ServiceName
+	return protoreflect.Name(full[strings.LastIndex(full, ".")+1:])
 }
 
 // requestOf is a new request message of a Bridge method, nil if unknown.
 func requestOf(fullMethod string) proto.Message {
 	name := fullMethod[strings.LastIndex(fullMethod, "/")+1:]
-	svc := zkbridgev1.File_zkbridge_v1_bridge_proto.Services().ByName(protoreflect.Name(zkbridgev1.Bridge_ServiceDesc.ServiceName[strings.LastIndex(zkbridgev1.Bridge_ServiceDesc.ServiceName, ".")+1:]))
+	svc := zkbridgev1.File_zkbridge_v1_bridge_proto.Services().ByName(bridgeServiceName())
 	if svc == nil {
 		return nil
 	}

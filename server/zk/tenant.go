@@ -138,3 +138,50 @@ func (b *tokenBucket) take(now time.Time) time.Duration {
 
 // LimitsOf returns the limits in force on this door.
 func (s *Server) LimitsOf() TenantLimits { return s.currentLimits() }
+
+// The tenant's native door shares these limits and counters
+// (native.Limiter).
+
+// QuotaLimits are the tenant's znode and byte limits (0: none).
+func (s *Server) QuotaLimits() (maxZnodes, maxBytes int64) {
+	l := s.currentLimits()
+	return l.MaxZnodes, l.MaxBytes
+}
+
+// AdmitSession reports whether one more session (or native lease) fits
+// the tenant's limit; a refusal is counted.
+func (s *Server) AdmitSession() bool { return s.admitSession() }
+
+// TryRequest takes a token of the tenant's request rate without waiting;
+// without one it counts a throttled request and says how long until one.
+func (s *Server) TryRequest() (bool, time.Duration) {
+	wait := s.tenantLimits.bucket.tryTake(time.Now())
+	if wait > 0 {
+		s.tenantLimits.throttled.Add(1)
+		return false, wait
+	}
+	return true, 0
+}
+
+// CountQuotaExceeded counts a write of the tenant's native door refused by
+// the znode or byte limit.
+func (s *Server) CountQuotaExceeded() { s.tenantLimits.quotaExceeded.Add(1) }
+
+// tryTake takes a token if one is there, else says how long until one is
+// (and takes nothing).
+func (b *tokenBucket) tryTake(now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rate == 0 {
+		return 0
+	}
+	if !b.last.IsZero() {
+		b.tokens = min(b.rate, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+}

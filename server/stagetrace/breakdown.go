@@ -25,6 +25,62 @@ type Table struct {
 	Leader  uint64  `json:"leader"`
 	Writes  int     `json:"writes"`
 	Stages  []Stage `json:"stages"`
+	// Logs is each node's Raft log and apply work over the same time:
+	// at many writes in flight, what bounds a node's pipeline.
+	Logs []NodeLog `json:"logs"`
+}
+
+// NodeLog is one node's log saves and applies over a breakdown's time.
+type NodeLog struct {
+	Replica uint64 `json:"replica"`
+	// SavesPerSec: log saves with new entries (each one fsync) per second;
+	// EntriesPerSave their mean batch; SaveBusy the share of the time the
+	// step worker spent in them (it handles nothing else meanwhile);
+	// SaveMean their mean duration in µs.
+	SavesPerSec    float64 `json:"saves_per_sec"`
+	EntriesPerSave float64 `json:"entries_per_save"`
+	SaveBusy       float64 `json:"save_busy"`
+	SaveMean       float64 `json:"save_mean_us"`
+	// The same for the state machine's applies.
+	AppliesPerSec   float64 `json:"applies_per_sec"`
+	EntriesPerApply float64 `json:"entries_per_apply"`
+	ApplyBusy       float64 `json:"apply_busy"`
+}
+
+// nodeLog sums a node's saves and applies that started within [from, to].
+func nodeLog(replica uint64, n *nodeEvents, from, to int64) NodeLog {
+	l := NodeLog{Replica: replica}
+	within := func(s series) (series, float64) {
+		var out series
+		var busy float64
+		for _, e := range s {
+			if e.T >= from && (to == 0 || e.T <= to) {
+				out = append(out, e)
+				busy += float64(e.T2 - e.T)
+			}
+		}
+		return out, busy
+	}
+	saves, saveBusy := within(n.saves)
+	applies, applyBusy := within(n.applies)
+	if len(saves) < 2 {
+		return l
+	}
+	span := float64(saves[len(saves)-1].T2 - saves[0].T)
+	if to != 0 && from != 0 {
+		span = float64(to - from)
+	}
+	entries := float64(saves[len(saves)-1].Index - saves[0].Index)
+	l.SavesPerSec = float64(len(saves)) / span * 1e9
+	l.EntriesPerSave = entries / float64(len(saves)-1)
+	l.SaveBusy = saveBusy / span
+	l.SaveMean = saveBusy / float64(len(saves)) / 1e3
+	if len(applies) > 1 {
+		l.AppliesPerSec = float64(len(applies)) / span * 1e9
+		l.EntriesPerApply = float64(applies[len(applies)-1].Index-applies[0].Index) / float64(len(applies)-1)
+		l.ApplyBusy = applyBusy / span
+	}
+	return l
 }
 
 // series are one node's events of one kind, message type and peer,
@@ -43,6 +99,15 @@ func (s series) firstIndex(i uint64) *Event {
 // firstCommit is the first event whose Commit is at least i, or nil.
 func (s series) firstCommit(i uint64) *Event {
 	k := sort.Search(len(s), func(j int) bool { return s[j].Commit >= i })
+	if k == len(s) {
+		return nil
+	}
+	return &s[k]
+}
+
+// firstAfter is the first event at or after t, or nil.
+func (s series) firstAfter(t int64) *Event {
+	k := sort.Search(len(s), func(j int) bool { return s[j].T >= t })
 	if k == len(s) {
 		return nil
 	}
@@ -159,11 +224,20 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 		commit := max(ls.T2, lack.T)
 		add("S: frame read → decoded", "zkbridge", r.Read, r.Decoded)
 		add("S: decoded → handed to the Raft engine", "zkbridge", r.Decoded, r.Proposed)
-		what := "L: proposal → append starts (its step worker wakes)"
-		if serving != leader {
-			what = "S → L: proposal forwarded → L's append starts"
+		if serving == leader {
+			add("L: proposal → append starts (its step worker wakes)", "dragonboat", r.Proposed, ls.T)
+		} else {
+			// A forwarded proposal's entries have no index yet: the first
+			// Propose after the hand-off is this write's (one in flight).
+			add("S → L: proposal forwarded → L's append starts", "dragonboat", r.Proposed, ls.T)
+			if fwd := S.msgs[key(Send, "Propose", leader)].firstAfter(r.Decoded); fwd != nil && fwd.T < ls.T {
+				add("  of which S: handed off → Propose sent", "dragonboat", r.Proposed, fwd.T)
+				if got := L.msgs[key(Recv, "Propose", serving)].firstAfter(fwd.T); got != nil && got.T <= ls.T {
+					add("  of which S → L: Propose in flight", "transport", fwd.T, got.T)
+					add("  of which L: Propose received → append starts", "dragonboat", got.T, ls.T)
+				}
+			}
 		}
-		add(what, "dragonboat", r.Proposed, ls.T)
 		add("L: log append + fsync", "disk", ls.T, ls.T2)
 		lsend := L.msgs[key(Send, "Replicate+", fID)].firstIndex(i)
 		var fsave *Event
@@ -224,6 +298,10 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 		add("S: reply queued → written (the writer runs, writev)", "zkbridge", r.Queued, r.Written)
 		add("total: frame read → reply written", "total", r.Read, r.Written)
 	}
+	for _, d := range dumps {
+		t.Logs = append(t.Logs, nodeLog(d.Replica, byID[d.Replica], from, to))
+	}
+	sort.Slice(t.Logs, func(a, b int) bool { return t.Logs[a].Replica < t.Logs[b].Replica })
 	for _, name := range order {
 		v := vals[name]
 		sort.Float64s(v)
@@ -252,6 +330,14 @@ func (t Table) Print(w io.Writer) {
 	fmt.Fprintln(tw, "stage\twhose\tp50 µs\tp99 µs\t")
 	for _, s := range t.Stages {
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t\n", s.Name, s.Who, s.P50, s.P99)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "log saves (append + fsync) and applies per node over the same time:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "replica\tsaves/s\tentries/save\tin save\tmean save µs\tapplies/s\tentries/apply\tin apply\t")
+	for _, l := range t.Logs {
+		fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%.0f%%\t%.0f\t%.0f\t%.1f\t%.0f%%\t\n", l.Replica, l.SavesPerSec, l.EntriesPerSave,
+			100*l.SaveBusy, l.SaveMean, l.AppliesPerSec, l.EntriesPerApply, 100*l.ApplyBusy)
 	}
 	_ = tw.Flush()
 }

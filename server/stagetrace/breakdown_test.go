@@ -19,6 +19,8 @@ func TestBreakdownFollower(t *testing.T) {
 		{Kind: Send, T: 1760, Msg: "Replicate", Peer: 1, Index: i, Commit: i},
 		{Kind: SaveState, T: 1770, T2: 1780, Commit: i},
 		{Kind: Apply, T: 1800, T2: 1850, Index: i},
+		{Kind: Save, T: 2600, T2: 2900, Index: i + 2}, // two entries
+		{Kind: Apply, T: 3000, T2: 3050, Index: i + 2},
 	}}
 	follower2 := Dump{Replica: 2, Events: []Event{
 		{Kind: Recv, T: 1260, Msg: "Replicate", Peer: 3, Index: i, N: 1},
@@ -66,6 +68,12 @@ func TestBreakdownFollower(t *testing.T) {
 		if g, ok := got[name]; !ok || g < v-1e-9 || g > v+1e-9 {
 			t.Errorf("%s: %v (present %v), want %v", name, g, ok, v)
 		}
+	}
+	// The leader's two saves: 1,700 ns from the first's start to the
+	// second's end, 700 ns of it saving, three entries.
+	if l := tab.Logs[2]; len(tab.Logs) != 3 || l.Replica != 3 || l.EntriesPerSave != 2 ||
+		l.SaveBusy < 0.41 || l.SaveBusy > 0.42 || l.SaveMean != 0.35 || l.EntriesPerApply != 2 {
+		t.Errorf("per-node logs: %+v", tab.Logs)
 	}
 	var b strings.Builder
 	tab.Print(&b)

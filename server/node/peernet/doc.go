@@ -16,4 +16,11 @@
 // raftpb.Chunk). A reader that meets a bad preamble, an oversize or corrupt
 // frame, or a payload that does not decode closes the connection; the
 // sender's next write fails and dragonboat dials again.
+//
+// Beyond carrying bytes, the transport keeps a slow or stalled peer from
+// being flooded: no more than a bounded number of Replicate and Heartbeat
+// messages go to a peer replica that has not answered them, the rest are
+// held and merged (flow.go); a peer that is down is redialed rather than
+// failed (redial.go); and a node that did not run for a while discards the
+// stale backlog of its incoming connections (stall.go).
 package peernet

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4/raftpb"
@@ -33,15 +34,23 @@ const (
 	redialTimeout = time.Second
 )
 
-// batchConn sends Raft message batches; dragonboat uses each connection
-// from one goroutine (SendMessageBatch and Close).
+// batchConn sends Raft message batches. dragonboat uses each connection
+// from one goroutine (SendMessageBatch and Close); the flusher (flow.go)
+// sends held messages from another, hence mu.
 type batchConn struct {
 	t      *Transport
 	target string
+
+	mu     sync.Mutex
 	w      *frameWriter // the live connection; nil while the peer is down
+	header raftpb.MessageBatch
+	held   map[flowKey]*held // messages held back from a slow peer replica
+
+	holding atomic.Bool // held is not empty: answers wake the flusher
 
 	redialing bool
 	up        chan *frameWriter // the redialer's new connection
+	wakeC     chan struct{}     // a held replica has room again
 	stop      chan struct{}
 	stopOnce  sync.Once
 }
@@ -54,32 +63,144 @@ func peerDown(err error) bool {
 }
 
 func newBatchConn(t *Transport, target string, c net.Conn) *batchConn {
-	b := &batchConn{t: t, target: target, up: make(chan *frameWriter, 1), stop: make(chan struct{})}
+	b := &batchConn{t: t, target: target, up: make(chan *frameWriter, 1), wakeC: make(chan struct{}, 1),
+		stop: make(chan struct{}), held: map[flowKey]*held{}}
 	if c != nil {
 		b.w = newFrameWriter(c, kindBatch)
 	} else {
 		b.startRedial()
 	}
+	go b.flusher()
 	return b
 }
 
 func (b *batchConn) SendMessageBatch(batch raftpb.MessageBatch) error {
-	if b.w == nil {
-		select {
-		case w := <-b.up:
-			b.w, b.redialing = w, false
-			b.t.log.Debug().Str("peer", b.target).Msg("peer reachable again")
-		default:
-			return nil // down: dropped
-		}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.connected() {
+		return nil // down: dropped
 	}
+	b.header = raftpb.MessageBatch{DeploymentId: batch.DeploymentId, SourceAddress: batch.SourceAddress, BinVer: batch.BinVer}
+	send := batch.Requests[:0:0]
+	for _, m := range batch.Requests {
+		if !flowControlled(m.Type) {
+			send = append(send, m)
+			continue
+		}
+		k := flowKey{m.ShardID, m.To}
+		if h := b.held[k]; h != nil || !b.t.flows.admit(k, b) {
+			if h == nil {
+				h = &held{}
+				b.held[k] = h
+				b.holding.Store(true)
+			}
+			h.add(m)
+			continue
+		}
+		send = append(send, m)
+	}
+	if len(send) == 0 {
+		return nil
+	}
+	if len(send) == len(batch.Requests) {
+		b.write(batch)
+		return nil
+	}
+	out := b.header
+	out.Requests = send
+	b.write(out)
+	return nil
+}
+
+// connected takes up the redialer's connection if there is one; it
+// reports whether the peer can be written to. Called with mu held.
+func (b *batchConn) connected() bool {
+	if b.w != nil {
+		return true
+	}
+	select {
+	case w := <-b.up:
+		b.w, b.redialing = w, false
+		b.t.flows.reset(b)
+		b.t.log.Debug().Str("peer", b.target).Msg("peer reachable again")
+		return true
+	default:
+		clear(b.held)
+		b.holding.Store(false)
+		return false
+	}
+}
+
+// write sends one batch; a failed write drops it, with what is held, and
+// redials. Called with mu held.
+func (b *batchConn) write(batch raftpb.MessageBatch) {
 	if err := b.w.write(batch.Size(), batch.MarshalTo); err != nil {
 		b.t.log.Debug().Err(err).Str("peer", b.target).Msg("peer connection lost; dropping messages while redialing")
 		b.w.close()
 		b.w = nil
+		clear(b.held)
+		b.holding.Store(false)
+		b.t.flows.reset(b)
 		b.startRedial()
 	}
-	return nil
+}
+
+// wake tells the flusher that a held replica may have room again.
+func (b *batchConn) wake() {
+	if !b.holding.Load() {
+		return
+	}
+	select {
+	case b.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// flusher sends held messages: the merged heartbeats every
+// flowHeartbeatEvery, the held Replicates once their replica answered
+// enough (or did not answer for flowRelease).
+func (b *batchConn) flusher() {
+	tick := time.NewTicker(flowHeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+		case <-b.wakeC:
+		}
+		b.flush()
+	}
+}
+
+func (b *batchConn) flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.held) == 0 || !b.connected() {
+		return
+	}
+	now := time.Now()
+	var send []raftpb.Message
+	for k, h := range b.held {
+		if len(h.replicates) > 0 && b.t.flows.admitHeld(k, len(h.replicates), now) {
+			send = append(send, h.replicates...)
+			h.replicates, h.size = nil, 0
+		}
+		if h.heartbeat != nil {
+			send = append(send, *h.heartbeat)
+			b.t.flows.count(k, 1)
+			h.heartbeat = nil
+		}
+		if len(h.replicates) == 0 {
+			delete(b.held, k)
+		}
+	}
+	b.holding.Store(len(b.held) > 0)
+	if len(send) > 0 {
+		out := b.header
+		out.Requests = send
+		b.write(out)
+	}
 }
 
 // startRedial dials target in the background until it answers, Close is
@@ -118,6 +239,9 @@ func (b *batchConn) startRedial() {
 
 func (b *batchConn) Close() {
 	b.stopOnce.Do(func() { close(b.stop) })
+	b.t.flows.forget(b)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.w != nil {
 		b.w.close()
 		b.w = nil

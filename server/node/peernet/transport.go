@@ -81,6 +81,7 @@ type Transport struct {
 	log        zerolog.Logger
 	tls        *peerTLS // nil: plaintext
 	faults     *Faults  // what a test or the fault suite injects (usually nothing)
+	flows      flows    // what each peer replica has not answered yet (flow.go)
 
 	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
 	stopStalls chan struct{} // ends watchStalls
@@ -260,6 +261,11 @@ func (t *Transport) deliver(kind byte, payload []byte) error {
 			return fmt.Errorf("%w: message batch: %v", errCorrupt, err)
 		}
 		t.faults.filter(&b)
+		for i := range b.Requests {
+			if m := &b.Requests[i]; isAnswer(m.Type) {
+				t.flows.answered(flowKey{m.ShardID, m.From})
+			}
+		}
 		t.onBatch(b)
 	case kindChunk:
 		var ch raftpb.Chunk

@@ -3,9 +3,13 @@ package server
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkbridge/zkbridge/server/node"
@@ -250,6 +254,11 @@ func (s *Server) RebalanceTenants(ctx context.Context, dryRun bool, emit func(Re
 	for _, id := range voters {
 		res.Replicas[id] = 0
 	}
+	// The moves were recorded through other nodes too: read the registry
+	// once this replica has caught up with them.
+	if err := s.node.CatchUp(ctx); err != nil {
+		return res, fmt.Errorf("rebalance: catch up with the leader for the summary: %w", err)
+	}
 	if list, err = s.node.Tenants(); err == nil {
 		for _, t := range list {
 			for _, id := range t.Replicas {
@@ -271,13 +280,73 @@ const catchUpPoll = 200 * time.Millisecond
 // comment at the top says; a step already done is skipped. From 0: only
 // the joining replica is finished; To 0: only the leaving one is removed.
 func (s *Server) moveReplica(ctx context.Context, mv RebalanceMove, emit func(RebalanceEvent)) error {
-	tn := s.Tenant(mv.Tenant)
+	if tn := s.Tenant(mv.Tenant); tn != nil {
+		return s.moveLocal(ctx, tn, mv, emit)
+	}
+	return s.moveRemote(ctx, mv, emit)
+}
+
+// moveRemote has a node hosting the tenant carry out the move (dragonboat
+// changes a shard's membership only through one of its replicas), and
+// passes its progress on.
+func (s *Server) moveRemote(ctx context.Context, mv RebalanceMove, emit func(RebalanceEvent)) error {
 	spec, err := s.node.LookupTenant(mv.Tenant)
 	if err != nil {
 		return err
 	}
-	if tn == nil {
-		return fmt.Errorf("tenant %s: %w: run the rebalance through a node hosting it (replicas %v)", mv.Tenant, ErrNotHosted, spec.Replicas)
+	if s.admin == nil {
+		return fmt.Errorf("tenant %s: %w, and without an admin listener this node cannot ask one that does (replicas %v)", mv.Tenant, ErrNotHosted, spec.Replicas)
+	}
+	dir := s.node.Membership().Directory
+	// A replica that stays first: the leaving one may be removed under it.
+	var hosts []uint64
+	for _, id := range spec.Replicas {
+		if id != mv.From && !slices.Contains(spec.Joining, id) {
+			hosts = append(hosts, id)
+		}
+	}
+	if mv.From != 0 {
+		hosts = append(hosts, mv.From)
+	}
+	form := url.Values{"tenant": {mv.Tenant}, "from": {strconv.FormatUint(mv.From, 10)}, "to": {strconv.FormatUint(mv.To, 10)}}
+	var tried []string
+	for _, id := range hosts {
+		addr := dir[id].AdminAddr
+		if addr == "" {
+			continue
+		}
+		var failed error
+		err := s.admin.PeerStream(ctx, addr, "/tenants/move", form, func(line []byte) error {
+			var e RebalanceEvent
+			if err := json.Unmarshal(line, &e); err != nil {
+				return fmt.Errorf("node %d's answer %q: %w", id, line, err)
+			}
+			if e.Step == "error" {
+				failed = fmt.Errorf("node %d: %s", id, e.Error)
+				return nil
+			}
+			emit(e)
+			return nil
+		})
+		if err == nil && failed == nil {
+			return nil
+		}
+		if failed != nil {
+			return failed // the hosting node tried and failed: its error
+		}
+		tried = append(tried, fmt.Sprintf("node %d: %v", id, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("tenant %s: %w, and no node hosting it answered (%s)", mv.Tenant, ErrNotHosted, strings.Join(tried, "; "))
+}
+
+// moveLocal carries out a move through this node's replica of the tenant.
+func (s *Server) moveLocal(ctx context.Context, tn *node.Node, mv RebalanceMove, emit func(RebalanceEvent)) error {
+	spec, err := s.node.LookupTenant(mv.Tenant)
+	if err != nil {
+		return err
 	}
 	ev := func(step string) RebalanceEvent {
 		return RebalanceEvent{Step: step, Tenant: mv.Tenant, From: mv.From, To: mv.To}

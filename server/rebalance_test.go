@@ -61,8 +61,9 @@ func TestPlanRebalance(t *testing.T) {
 }
 
 // TestTenantRebalanceOntoANewNode: three tenants on all three nodes, a
-// fourth node joins, the rebalance moves two replicas onto it while a
-// client writes to a moving tenant through a node that keeps it. After it:
+// fourth node joins, the rebalance (asked of the new node, which forwards
+// each move to a node hosting the tenant) moves two replicas onto it while
+// a client writes to a moving tenant through a node that keeps it. After it:
 // every node hosts 2-3 tenant shards, the moved replicas' data is gone
 // from their old nodes, every tenant serves its data through every node,
 // and the writer saw nothing worse than a connection loss it retried.
@@ -153,7 +154,9 @@ func TestTenantRebalanceOntoANewNode(t *testing.T) {
 	}()
 
 	var events []RebalanceEvent
-	res, err := servers[0].RebalanceTenants(ctx, false, func(e RebalanceEvent) { events = append(events, e) })
+	// Through the new node, which hosts none of the tenants yet: it has a
+	// hosting node carry out each move and passes its progress on.
+	res, err := joined.RebalanceTenants(ctx, false, func(e RebalanceEvent) { events = append(events, e) })
 	close(stop)
 	wg.Wait()
 	if err != nil {

@@ -673,6 +673,14 @@ func (a tenantAdmin) ShardNode(shard uint64) *node.Node {
 	return nil
 }
 
+func (a tenantAdmin) MoveReplica(ctx context.Context, tenant string, from, to uint64, emit func(any)) error {
+	tn := a.s.Tenant(tenant)
+	if tn == nil {
+		return fmt.Errorf("tenant %s: %w", tenant, ErrNotHosted)
+	}
+	return a.s.moveLocal(ctx, tn, RebalanceMove{Tenant: tenant, From: from, To: to}, func(e RebalanceEvent) { emit(e) })
+}
+
 func (a tenantAdmin) Rebalance(ctx context.Context, dryRun bool, emit func(any)) error {
 	_, err := a.s.RebalanceTenants(ctx, dryRun, func(e RebalanceEvent) { emit(e) })
 	return err

@@ -1,7 +1,10 @@
 package admin
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net/url"
 
 	"encoding/json"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +38,10 @@ type Tenants interface {
 	// each, then spreads the leaders (dryRun: only the plan), passing each
 	// progress event to emit.
 	Rebalance(ctx context.Context, dryRun bool, emit func(event any)) error
+	// MoveReplica carries out one move of a rebalance on this node, which
+	// must host the tenant (the node a rebalance runs on forwards the
+	// moves of tenants it does not host).
+	MoveReplica(ctx context.Context, tenant string, from, to uint64, emit func(event any)) error
 }
 
 // TenantForm is a create or update as posted: name, port, secure_port,
@@ -122,6 +129,28 @@ func (a *Server) tenantHandlers(mux *http.ServeMux) {
 			emit(map[string]string{"step": "error", "error": err.Error()})
 		}
 	})
+	mux.HandleFunc("/tenants/move", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		from, _ := strconv.ParseUint(r.FormValue("from"), 10, 64)
+		to, _ := strconv.ParseUint(r.FormValue("to"), 10, 64)
+		ctx, cancel := context.WithTimeout(r.Context(), rebalanceTimeout)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		flusher, _ := w.(http.Flusher)
+		enc := json.NewEncoder(w)
+		emit := func(v any) {
+			_ = enc.Encode(v)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err := a.tenants.MoveReplica(ctx, r.FormValue("tenant"), from, to, emit); err != nil {
+			emit(map[string]string{"step": "error", "error": err.Error()})
+		}
+	})
 	post("/tenants/create", put(true))
 	post("/tenants/update", put(false))
 	post("/tenants/delete", func(ctx context.Context, r *http.Request) (any, error) {
@@ -131,6 +160,37 @@ func (a *Server) tenantHandlers(mux *http.ServeMux) {
 		}
 		return map[string]string{"result": "ok"}, nil
 	})
+}
+
+// PeerStream posts form to path on another node's admin address (HTTPS
+// when this admin server is: PeerTLS) and passes each line of the answer
+// to line, until the answer ends or line fails.
+func (a *Server) PeerStream(ctx context.Context, adminAddr, path string, form url.Values, line func([]byte) error) error {
+	scheme, client := "http://", http.DefaultClient
+	if a.peerTLS != nil {
+		scheme, client = "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: a.peerTLS(adminAddr)}}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+adminAddr+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("ask %s: %w", adminAddr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("ask %s%s: %s", adminAddr, path, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if err := line(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // rebalanceTimeout bounds one rebalance run (each move streams a shard's

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"encoding/asn1"
 	"net"
+	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +172,68 @@ func TestTenantSelectedBySNIThroughANonHostingNode(t *testing.T) {
 	createAs(t, d, "/unknown", "default")
 	if got := dataAt(t, servers[away].ClientAddr(), "/unknown"); got != "default" {
 		t.Fatalf("an unknown server name under the default policy: the default tenant's /unknown is %q", got)
+	}
+}
+
+// kazooSelect writes /who=data through kazoo over TLS with a client
+// certificate, connecting to addr.
+const kazooSelect = `
+import sys
+from kazoo.client import KazooClient
+host, ca, certkey, data = sys.argv[1:5]
+zk = KazooClient(hosts=host, use_ssl=True, ca=ca, certfile=certkey, keyfile=certkey, verify_certs=True, timeout=15)
+zk.start(timeout=30)
+try:
+    zk.create("/who", data.encode())
+    print("OK")
+finally:
+    zk.stop()
+    zk.close()
+`
+
+// kazoo (Debian's 2.8 sends no server name: it wraps its socket without
+// server_hostname) reaches its tenant on the shared secure port by its
+// client certificate.
+func TestTenantSelectedByCertificateWithKazoo(t *testing.T) {
+	const python = "/usr/bin/python3" // where Debian's kazoo is installed
+	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
+		t.Skipf("kazoo is not installed for %s (scripts/install-zookeeper.sh installs it): %v", python, err)
+	}
+	f := identityFixture(t)
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, "127.0.0.1")
+	// The whole subject DN, as the x509 scheme writes it.
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "py", Port: port, Identities: []string{"CN=kazoo-app,O=Example"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "py", port)
+	subject, err := tlstest.Name([]tlstest.AVA{{OID: tlstest.OIDOrganization, Tag: asn1.TagUTF8String, Value: "Example"}}, cnAVA("kazoo-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := f.ca.Issue(tlstest.Options{RawSubject: subject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certKey, err := leaf.WritePEMKeyStore(f.dir, "kazoo-app.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithTimeout(ctx, 50*time.Second)
+	defer stop()
+	out, err := exec.CommandContext(run, python, "-c", kazooSelect, s.zk.SecureAddr(), f.trust, certKey, "kazoo").CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "OK\n") {
+		t.Fatalf("kazoo over TLS: %v\n%s", err, out)
+	}
+	if got := dataAt(t, s.TenantAddr("py"), "/who"); got != "kazoo" {
+		t.Fatalf("tenant py's /who: %q", got)
+	}
+	if got := dataAt(t, s.ClientAddr(), "/who"); got != "" {
+		t.Fatalf("the default tenant has kazoo's /who: %q", got)
 	}
 }

@@ -32,10 +32,10 @@ is removed and its node deletes the shard's data. Then tenant leaderships move
 until no node leads two more shards than another. Clients keep working; a
 client of a moved replica's node sees a connection loss and reconnects.
 
-Run it through a node that hosts the tenants to move (with replicas 3 on more
-nodes, each node hosts only some). Interrupting it is safe: every move is
-recorded in the tenant registry before the Raft membership changes, and the
-next run finishes it first.
+Any node may be asked: a move of a tenant it does not host is carried out by a
+node that does (through its admin address), and its progress shown here.
+Interrupting it is safe: every move is recorded in the tenant registry before
+the Raft membership changes, and the next run finishes it first.
 
 Examples:
   zkbridge tenant rebalance --admin 127.0.0.1:8080 --dry-run

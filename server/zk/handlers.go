@@ -150,6 +150,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 // deleteContainer) inside a multi are a MarshallingError, as in ZooKeeper.
 func multiOps(r *zkproto.MultiRequest) ([]sm.Op, bool) {
 	ops := make([]sm.Op, 0, len(r.Ops))
+	// The setData ops share one slice, never grown past its capacity (so
+	// none moves): one allocation for a multi of 1,000 setData, not 1,000.
+	var sets []sm.SetData
 	for _, op := range r.Ops {
 		switch q := op.Request.(type) {
 		case *zkproto.CreateRequest:
@@ -178,7 +181,11 @@ func multiOps(r *zkproto.MultiRequest) ([]sm.Op, bool) {
 			}
 			ops = append(ops, &sm.Delete{Path: q.Path, Version: q.Version})
 		case *zkproto.SetDataRequest:
-			ops = append(ops, &sm.SetData{Path: q.Path, Data: q.Data, Version: q.Version})
+			if sets == nil {
+				sets = make([]sm.SetData, 0, len(r.Ops)-len(ops))
+			}
+			sets = append(sets, sm.SetData{Path: q.Path, Data: q.Data, Version: q.Version})
+			ops = append(ops, &sets[len(sets)-1])
 		case *zkproto.CheckVersionRequest:
 			ops = append(ops, &sm.Check{Path: q.Path, Version: q.Version})
 		default:
@@ -279,7 +286,16 @@ func writeReply(h zkproto.RequestHeader, res *sm.Result) []byte {
 		body = &zkproto.SetACLResponse{Stat: statOf(res.Stat)}
 	case zkproto.OpMulti:
 		mr := &zkproto.MultiResponse{Results: make([]zkproto.MultiResult, 0, len(res.Ops))}
+		var sets []zkproto.SetDataResponse // one allocation for a multi's setData results
 		for _, o := range res.Ops {
+			if o.Type == zkproto.OpSetData {
+				if sets == nil {
+					sets = make([]zkproto.SetDataResponse, 0, len(res.Ops)-len(mr.Results))
+				}
+				sets = append(sets, zkproto.SetDataResponse{Stat: statOf(o.Stat)})
+				mr.Results = append(mr.Results, zkproto.MultiResult{Type: o.Type, Response: &sets[len(sets)-1]})
+				continue
+			}
 			mr.Results = append(mr.Results, multiResult(o))
 		}
 		body = mr

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"encoding/asn1"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,5 +237,58 @@ func TestTenantSelectedByCertificateWithKazoo(t *testing.T) {
 	}
 	if got := dataAt(t, s.ClientAddr(), "/who"); got != "" {
 		t.Fatalf("the default tenant has kazoo's /who: %q", got)
+	}
+}
+
+// The Java client (zkCli.sh on Netty, zookeeper.client.secure=true) sends
+// the host name it connects to as the TLS server name: connected to
+// alpha.zk.test (mapped to 127.0.0.1 by a hosts file of the JVM's own), it
+// is served by the tenant with that identity.
+func TestTenantSelectedBySNIWithTheJavaClient(t *testing.T) {
+	const zkCli = "/usr/share/zookeeper/bin/zkCli.sh"
+	netty, err := exec.Command("bash", "-c", "source ../scripts/zookeeper-lib.sh && zk_netty_classpath").Output()
+	if _, serr := os.Stat(zkCli); serr != nil || err != nil {
+		t.Skipf("zkCli.sh or the netty jars are missing (scripts/install-zookeeper.sh installs them): %v %v", serr, err)
+	}
+	f := identityFixture(t, "alpha.zk.test")
+	s := startTestServer(t, func(c *Config) {
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = "127.0.0.1:0"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, "127.0.0.1")
+	if _, err := s.CreateTenant(ctx, TenantRequest{Name: "alpha", Port: port, Identities: []string{"alpha.zk.test"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "alpha", port)
+	hosts := filepath.Join(f.dir, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 alpha.zk.test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, securePort, _ := net.SplitHostPort(s.zk.SecureAddr())
+	flags := []string{
+		"-XX:TieredStopAtLevel=1", "-Xss1m",
+		"-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:" + strings.TrimSpace(string(netty)),
+		"-Djdk.net.hosts.file=" + hosts,
+		"-Dzookeeper.client.secure=true",
+		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		"-Dzookeeper.ssl.trustStore.location=" + f.trust,
+		"-Dzookeeper.ssl.trustStore.type=PEM",
+	}
+	run, stop := context.WithTimeout(ctx, 90*time.Second)
+	defer stop()
+	cmd := exec.CommandContext(run, zkCli, "-server", "alpha.zk.test:"+securePort)
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+strings.Join(flags, " "))
+	cmd.Stdin = strings.NewReader("create /who java\nquit\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Created /who") {
+		t.Fatalf("zkCli.sh over TLS to alpha.zk.test: %v\n%s", err, out)
+	}
+	if got := dataAt(t, s.TenantAddr("alpha"), "/who"); got != "java" {
+		t.Fatalf("tenant alpha's /who: %q\n%s", got, out)
+	}
+	if got := dataAt(t, s.ClientAddr(), "/who"); got != "" {
+		t.Fatalf("the default tenant has the Java client's /who: %q", got)
 	}
 }

@@ -21,7 +21,7 @@ func tenantCommand() *ucli.Command {
 	settings := []ucli.Flag{
 		&ucli.IntFlag{Name: "port", Usage: "client `PORT` the tenant is served on, on every node"},
 		&ucli.IntFlag{Name: "secure-port", Usage: "TLS client `PORT` (needs the nodes' client TLS: ssl.keyStore.*)"},
-		&ucli.StringSliceFlag{Name: "identity", Usage: "TLS server name (SNI) or client certificate subject that selects the tenant on a shared secure port (repeatable)"},
+		&ucli.StringSliceFlag{Name: "identity", Usage: "`NAME` that selects the tenant on the nodes' shared secure port: a TLS server name (SNI) clients connect by, or a client certificate's subject DN (CN=app,O=Example), CN or DNS SAN (repeatable; see the server's --tenant-unknown-identity)"},
 		&ucli.Int64Flag{Name: "max-znodes", Usage: "at most `N` znodes (0: no limit)"},
 		&ucli.Int64Flag{Name: "max-bytes", Usage: "at most `B` bytes of znode data (0: no limit)"},
 		&ucli.Int64Flag{Name: "max-sessions", Usage: "at most `N` sessions (0: no limit)"},
@@ -33,7 +33,8 @@ func tenantCommand() *ucli.Command {
 		Usage: "create, list, change and delete tenants: independent ZooKeeper namespaces, each its own Raft shard",
 		Description: `A tenant is a ZooKeeper namespace of its own (data, sessions, zxids, watches)
 served by its own Raft shard on the same cluster. Clients pick it by the port
-they connect to; nothing changes in the client.
+they connect to, or by their TLS server name or client certificate on the
+nodes' shared secure port (--identity); nothing changes in the client.
 
 Examples:
   zkbridge tenant create --admin 127.0.0.1:8080 --port 2182 kafka-a
@@ -47,8 +48,9 @@ Examples:
 				Name:      "create",
 				Usage:     "register a tenant; every node it is placed on serves it at once",
 				ArgsUsage: "NAME",
-				Description: `Example:
-  zkbridge tenant create --admin 127.0.0.1:8080 --port 2182 --replicas 3 kafka-a`,
+				Description: `Examples:
+  zkbridge tenant create --admin 127.0.0.1:8080 --port 2182 --replicas 3 kafka-a
+  zkbridge tenant create --admin 127.0.0.1:8080 --port 2183 --identity kafka-b.zk.example.com kafka-b`,
 				Flags: append(append([]ucli.Flag{admin, jsonFlag,
 					&ucli.IntFlag{Name: "replicas", Usage: "host the shard on `N` nodes (default: all up to 5, else 3)"}},
 					settings...), clientTLSFlags()...),

@@ -79,6 +79,25 @@ func TestNativeTenantThroughANonHostingNodeWithLimits(t *testing.T) {
 		}
 	}
 	_ = ka.CloseSend()
+	// The change feed, a server stream, proxied: /a's creation comes, and
+	// the caller's deadline ends the stream (through both hops).
+	start := time.Now()
+	fctx, fcancel := context.WithTimeout(ctx, 800*time.Millisecond)
+	defer fcancel()
+	feed, err := nc.FetchMetadata(fctx, &zkbridgev1.FetchMetadataRequest{Tenant: "far", Prefixes: []string{"/a"}, MaxWaitMs: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := feed.Recv()
+	if err != nil || len(first.Records) == 0 {
+		t.Fatalf("the change feed through a non-hosting node: %+v %v", first, err)
+	}
+	for err == nil {
+		_, err = feed.Recv()
+	}
+	if status.Code(err) != codes.DeadlineExceeded || time.Since(start) > 10*time.Second {
+		t.Fatalf("the proxied feed ended with %v after %v; want DeadlineExceeded at its 800 ms deadline", err, time.Since(start))
+	}
 
 	// Limits: room for two more znodes, one session (the lease has it).
 	door := func() *tenant { return home.tenants.get("far") }

@@ -98,6 +98,8 @@ type leaderWatch struct {
 	mu      sync.Mutex
 	ch      chan struct{}
 	last    uint64       // leader last reported (0: none)
+	now     uint64       // the leader as of the latest report (0: none known)
+	term    uint64       // the term of the latest report
 	changes atomic.Int64 // times a new leader was seen
 	log     zerolog.Logger
 }
@@ -124,6 +126,7 @@ func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
 	if info.LeaderID != 0 {
 		w.last = info.LeaderID
 	}
+	w.now, w.term = info.LeaderID, info.Term
 	w.mu.Unlock()
 }
 
@@ -145,6 +148,14 @@ func (w *leaderWatch) changed() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ch
+}
+
+// current returns the latest reported leader (0: none) and term, and the
+// channel closed at the next change after that report.
+func (w *leaderWatch) current() (leader, term uint64, next <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now, w.term, w.ch
 }
 
 // lockedSM wraps the local state machine so that applying a batch and
@@ -599,6 +610,7 @@ func retrySafe(cmd *sm.Command) bool {
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
 func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
+	_, term0, _ := r.leaders.current()
 	wait := r.retryAfter()
 	if !retry {
 		wait = abandon
@@ -647,7 +659,37 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 				return res, fmt.Errorf("proposal %s", requestOutcome(res))
 			}
 		case <-changed:
-			return r.settleAfterLeaderChange(results, pending)
+			// A new leader (a new term) never saw a proposal its deposed
+			// predecessor took and lost: one that may be repeated goes to
+			// the new leader as soon as it is known, instead of settling
+			// as outcome unknown (the door then closes the connection and
+			// the client reconnects and tries again) or waiting out
+			// retryAfter: a leader pause cost writes the election plus up
+			// to half a second more (issue 34). A copy of a proposal that
+			// did survive is refused by apply (retrySafe). A snapshot
+			// recovery (a leader of the same term) still settles.
+			id, term, next := r.leaders.current()
+			if !retry || attempts == maxProposalAttempts {
+				return r.settleAfterLeaderChange(results, pending)
+			}
+			if id == 0 {
+				// Mid-election (a PreVote reports no leader in the old
+				// term): propose once the winner is known.
+				changed = next
+				continue
+			}
+			if term == term0 {
+				return r.settleAfterLeaderChange(results, pending)
+			}
+			changed, term0 = next, term
+			rs, err := r.proposeOnce(data)
+			if err != nil {
+				r.log.Debug().Err(err).Msg("proposing to the new leader failed")
+				continue
+			}
+			r.log.Debug().Int("attempt", attempts+1).Uint64("leader", id).Uint64("term", term).Msg("leader changed under a proposal; proposing it to the new leader")
+			watch(rs)
+			timer.Reset(r.retryAfter())
 		case <-timer.C:
 			if !retry || attempts == maxProposalAttempts {
 				r.log.Warn().Int("attempts", attempts).Msg("proposal unanswered; giving up (outcome unknown)")

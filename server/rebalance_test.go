@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/sm"
 )
@@ -239,4 +241,36 @@ func mapValues(m map[uint64]int) []int {
 		out = append(out, v)
 	}
 	return out
+}
+
+// RebalanceTenants in the native API streams the same steps: on one node
+// with one tenant, the plan (nothing to move) and the summary last.
+func TestNativeRebalanceTenants(t *testing.T) {
+	s, nc, _ := startNativeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	port := int32(freeTenantPort(t, "127.0.0.1"))
+	if _, err := nc.CreateTenant(ctx, &zkbridgev1.TenantSettings{Name: "fluss", Port: &port}); err != nil {
+		t.Fatal(err)
+	}
+	waitTenantServing(t, []*Server{s}, []string{"127.0.0.1"}, "fluss", int(port))
+	stream, err := nc.RebalanceTenants(ctx, &zkbridgev1.RebalanceTenantsRequest{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	var last *zkbridgev1.RebalanceEvent
+	for {
+		e, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %v: %v", steps, err)
+		}
+		steps, last = append(steps, e.Step), e
+	}
+	if !slices.Equal(steps, []string{"plan", "summary"}) || !last.Summary.DryRun || last.Summary.Replicas[1] != 1 || last.Summary.Leaders[1] != 2 {
+		t.Fatalf("steps %v, last %+v", steps, last)
+	}
 }

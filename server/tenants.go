@@ -798,6 +798,45 @@ func (a tenantNative) DeleteTenant(ctx context.Context, name string, force bool)
 	return nativeTenantErr(a.s.DeleteTenant(ctx, name, force))
 }
 
+func (a tenantNative) RebalanceTenants(ctx context.Context, dryRun bool, send func(*zkbridgev1.RebalanceEvent) error) error {
+	var sendErr error
+	_, err := a.s.RebalanceTenants(ctx, dryRun, func(e RebalanceEvent) {
+		if sendErr == nil {
+			sendErr = send(rebalanceProto(e))
+		}
+	})
+	if err == nil {
+		err = sendErr
+	}
+	if err != nil {
+		if _, ok := status.FromError(err); !ok {
+			err = status.Error(codes.Unavailable, err.Error())
+		}
+	}
+	return err
+}
+
+func rebalanceProto(e RebalanceEvent) *zkbridgev1.RebalanceEvent {
+	out := &zkbridgev1.RebalanceEvent{Step: e.Step, Tenant: e.Tenant, From: e.From, To: e.To, Applied: e.Applied,
+		Target: e.Target, Message: e.Message, Error: e.Error}
+	for _, mv := range e.Plan {
+		out.Plan = append(out.Plan, &zkbridgev1.RebalanceMove{Tenant: mv.Tenant, From: mv.From, To: mv.To})
+	}
+	if r := e.Summary; r != nil {
+		counts := func(m map[uint64]int) map[uint64]int32 {
+			c := make(map[uint64]int32, len(m))
+			for k, v := range m {
+				c[k] = int32(v)
+			}
+			return c
+		}
+		out.Summary = &zkbridgev1.RebalanceSummary{DryRun: r.DryRun, Resumed: int32(r.Resumed), Planned: int32(r.Planned),
+			Moved: int32(r.Moved), Failed: int32(r.Failed), LeaderTransfers: int32(r.LeaderTransfers),
+			Replicas: counts(r.Replicas), Leaders: counts(r.Leaders), Seconds: r.Seconds}
+	}
+	return out
+}
+
 func limitsOf(t sm.Tenant) zk.TenantLimits {
 	return zk.TenantLimits{MaxZnodes: t.MaxZnodes, MaxBytes: t.MaxBytes, MaxSessions: t.MaxSessions, MaxOpsPerSec: t.MaxOpsPerSec}
 }

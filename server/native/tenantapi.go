@@ -16,6 +16,8 @@ type TenantAdmin interface {
 	UpdateTenant(ctx context.Context, r *zkbridgev1.TenantSettings) (*zkbridgev1.TenantInfo, error)
 	ListTenants(ctx context.Context) ([]*zkbridgev1.TenantInfo, error)
 	DeleteTenant(ctx context.Context, name string, force bool) error
+	// RebalanceTenants runs a tenant rebalance, passing each step to send.
+	RebalanceTenants(ctx context.Context, dryRun bool, send func(*zkbridgev1.RebalanceEvent) error) error
 }
 
 // SetTenantAdmin serves the tenant registry RPCs (call before Serve).
@@ -65,4 +67,12 @@ func (s *Server) DeleteTenant(ctx context.Context, r *zkbridgev1.DeleteTenantReq
 		return nil, err
 	}
 	return &zkbridgev1.DeleteTenantResponse{}, a.DeleteTenant(ctx, r.Name, r.Force)
+}
+
+func (s *Server) RebalanceTenants(r *zkbridgev1.RebalanceTenantsRequest, stream zkbridgev1.Bridge_RebalanceTenantsServer) error {
+	a, err := s.registry()
+	if err != nil {
+		return err
+	}
+	return a.RebalanceTenants(stream.Context(), r.DryRun, stream.Send)
 }

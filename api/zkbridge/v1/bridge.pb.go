@@ -3754,6 +3754,342 @@ func (*DeleteTenantResponse) Descriptor() ([]byte, []int) {
 	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{56}
 }
 
+type RebalanceTenantsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// dry_run: the plan (and any unfinished move) only, nothing moved.
+	DryRun        bool `protobuf:"varint,1,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebalanceTenantsRequest) Reset() {
+	*x = RebalanceTenantsRequest{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebalanceTenantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebalanceTenantsRequest) ProtoMessage() {}
+
+func (x *RebalanceTenantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebalanceTenantsRequest.ProtoReflect.Descriptor instead.
+func (*RebalanceTenantsRequest) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *RebalanceTenantsRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// RebalanceMove is one replica move: the tenant's replica on node `from`
+// replaced by one on node `to`.
+type RebalanceMove struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	From          uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebalanceMove) Reset() {
+	*x = RebalanceMove{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebalanceMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebalanceMove) ProtoMessage() {}
+
+func (x *RebalanceMove) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebalanceMove.ProtoReflect.Descriptor instead.
+func (*RebalanceMove) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *RebalanceMove) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *RebalanceMove) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *RebalanceMove) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+// RebalanceEvent is one step of a rebalance. step: resume, plan, adding,
+// catching_up (applied of target), promoting, transferring_leader,
+// removing, done, failed (error), leader (a leadership moved), summary.
+type RebalanceEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          string                 `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	Tenant        string                 `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	From          uint64                 `protobuf:"varint,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            uint64                 `protobuf:"varint,4,opt,name=to,proto3" json:"to,omitempty"`
+	Applied       uint64                 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
+	Target        uint64                 `protobuf:"varint,6,opt,name=target,proto3" json:"target,omitempty"`
+	Plan          []*RebalanceMove       `protobuf:"bytes,7,rep,name=plan,proto3" json:"plan,omitempty"`
+	Message       string                 `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	Error         string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Summary       *RebalanceSummary      `protobuf:"bytes,10,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebalanceEvent) Reset() {
+	*x = RebalanceEvent{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebalanceEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebalanceEvent) ProtoMessage() {}
+
+func (x *RebalanceEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebalanceEvent.ProtoReflect.Descriptor instead.
+func (*RebalanceEvent) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *RebalanceEvent) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *RebalanceEvent) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *RebalanceEvent) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *RebalanceEvent) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *RebalanceEvent) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *RebalanceEvent) GetTarget() uint64 {
+	if x != nil {
+		return x.Target
+	}
+	return 0
+}
+
+func (x *RebalanceEvent) GetPlan() []*RebalanceMove {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *RebalanceEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *RebalanceEvent) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RebalanceEvent) GetSummary() *RebalanceSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+type RebalanceSummary struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	DryRun          bool                   `protobuf:"varint,1,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Resumed         int32                  `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	Planned         int32                  `protobuf:"varint,3,opt,name=planned,proto3" json:"planned,omitempty"`
+	Moved           int32                  `protobuf:"varint,4,opt,name=moved,proto3" json:"moved,omitempty"`
+	Failed          int32                  `protobuf:"varint,5,opt,name=failed,proto3" json:"failed,omitempty"`
+	LeaderTransfers int32                  `protobuf:"varint,6,opt,name=leader_transfers,json=leaderTransfers,proto3" json:"leader_transfers,omitempty"`
+	// Tenant replicas and shards led per voter after the run (leaders: the
+	// default tenant's and those of the tenants the answering node hosts).
+	Replicas      map[uint64]int32 `protobuf:"bytes,7,rep,name=replicas,proto3" json:"replicas,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Leaders       map[uint64]int32 `protobuf:"bytes,8,rep,name=leaders,proto3" json:"leaders,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Seconds       float64          `protobuf:"fixed64,9,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebalanceSummary) Reset() {
+	*x = RebalanceSummary{}
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebalanceSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebalanceSummary) ProtoMessage() {}
+
+func (x *RebalanceSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_zkbridge_v1_bridge_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebalanceSummary.ProtoReflect.Descriptor instead.
+func (*RebalanceSummary) Descriptor() ([]byte, []int) {
+	return file_zkbridge_v1_bridge_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *RebalanceSummary) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *RebalanceSummary) GetResumed() int32 {
+	if x != nil {
+		return x.Resumed
+	}
+	return 0
+}
+
+func (x *RebalanceSummary) GetPlanned() int32 {
+	if x != nil {
+		return x.Planned
+	}
+	return 0
+}
+
+func (x *RebalanceSummary) GetMoved() int32 {
+	if x != nil {
+		return x.Moved
+	}
+	return 0
+}
+
+func (x *RebalanceSummary) GetFailed() int32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *RebalanceSummary) GetLeaderTransfers() int32 {
+	if x != nil {
+		return x.LeaderTransfers
+	}
+	return 0
+}
+
+func (x *RebalanceSummary) GetReplicas() map[uint64]int32 {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+func (x *RebalanceSummary) GetLeaders() map[uint64]int32 {
+	if x != nil {
+		return x.Leaders
+	}
+	return nil
+}
+
+func (x *RebalanceSummary) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
 var File_zkbridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_zkbridge_v1_bridge_proto_rawDesc = "" +
@@ -4040,7 +4376,41 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\x13DeleteTenantRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"\x16\n" +
-	"\x14DeleteTenantResponse*\xc7\x01\n" +
+	"\x14DeleteTenantResponse\"2\n" +
+	"\x17RebalanceTenantsRequest\x12\x17\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"K\n" +
+	"\rRebalanceMove\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\x04R\x02to\"\xab\x02\n" +
+	"\x0eRebalanceEvent\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\tR\x04step\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\x04R\x02to\x12\x18\n" +
+	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x16\n" +
+	"\x06target\x18\x06 \x01(\x04R\x06target\x12.\n" +
+	"\x04plan\x18\a \x03(\v2\x1a.zkbridge.v1.RebalanceMoveR\x04plan\x12\x18\n" +
+	"\amessage\x18\b \x01(\tR\amessage\x12\x14\n" +
+	"\x05error\x18\t \x01(\tR\x05error\x127\n" +
+	"\asummary\x18\n" +
+	" \x01(\v2\x1d.zkbridge.v1.RebalanceSummaryR\asummary\"\xda\x03\n" +
+	"\x10RebalanceSummary\x12\x17\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x12\x18\n" +
+	"\aresumed\x18\x02 \x01(\x05R\aresumed\x12\x18\n" +
+	"\aplanned\x18\x03 \x01(\x05R\aplanned\x12\x14\n" +
+	"\x05moved\x18\x04 \x01(\x05R\x05moved\x12\x16\n" +
+	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12)\n" +
+	"\x10leader_transfers\x18\x06 \x01(\x05R\x0fleaderTransfers\x12G\n" +
+	"\breplicas\x18\a \x03(\v2+.zkbridge.v1.RebalanceSummary.ReplicasEntryR\breplicas\x12D\n" +
+	"\aleaders\x18\b \x03(\v2*.zkbridge.v1.RebalanceSummary.LeadersEntryR\aleaders\x12\x18\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\x1a;\n" +
+	"\rReplicasEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a:\n" +
+	"\fLeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01*\xc7\x01\n" +
 	"\n" +
 	"ChangeType\x12\x1b\n" +
 	"\x17CHANGE_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -4053,7 +4423,7 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\vCutoverMode\x12\x13\n" +
 	"\x0fCUTOVER_MODE_ZK\x10\x00\x12\x17\n" +
 	"\x13CUTOVER_MODE_NATIVE\x10\x01\x12\x1a\n" +
-	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\x91\x10\n" +
+	"\x16CUTOVER_MODE_READ_ONLY\x10\x022\xea\x10\n" +
 	"\x06Bridge\x12G\n" +
 	"\bRegister\x12\x1c.zkbridge.v1.RegisterRequest\x1a\x1d.zkbridge.v1.RegisterResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.zkbridge.v1.HeartbeatRequest\x1a\x1e.zkbridge.v1.HeartbeatResponse\x12N\n" +
@@ -4082,7 +4452,8 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\fCreateTenant\x12\x1b.zkbridge.v1.TenantSettings\x1a\x17.zkbridge.v1.TenantInfo\x12D\n" +
 	"\fUpdateTenant\x12\x1b.zkbridge.v1.TenantSettings\x1a\x17.zkbridge.v1.TenantInfo\x12P\n" +
 	"\vListTenants\x12\x1f.zkbridge.v1.ListTenantsRequest\x1a .zkbridge.v1.ListTenantsResponse\x12S\n" +
-	"\fDeleteTenant\x12 .zkbridge.v1.DeleteTenantRequest\x1a!.zkbridge.v1.DeleteTenantResponseB9Z7github.com/zkbridge/zkbridge/api/zkbridge/v1;zkbridgev1b\x06proto3"
+	"\fDeleteTenant\x12 .zkbridge.v1.DeleteTenantRequest\x1a!.zkbridge.v1.DeleteTenantResponse\x12W\n" +
+	"\x10RebalanceTenants\x12$.zkbridge.v1.RebalanceTenantsRequest\x1a\x1b.zkbridge.v1.RebalanceEvent0\x01B9Z7github.com/zkbridge/zkbridge/api/zkbridge/v1;zkbridgev1b\x06proto3"
 
 var (
 	file_zkbridge_v1_bridge_proto_rawDescOnce sync.Once
@@ -4097,7 +4468,7 @@ func file_zkbridge_v1_bridge_proto_rawDescGZIP() []byte {
 }
 
 var file_zkbridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_zkbridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(ChangeType)(0),                       // 0: zkbridge.v1.ChangeType
 	(CutoverMode)(0),                      // 1: zkbridge.v1.CutoverMode
@@ -4158,6 +4529,12 @@ var file_zkbridge_v1_bridge_proto_goTypes = []any{
 	(*ListTenantsResponse)(nil),           // 56: zkbridge.v1.ListTenantsResponse
 	(*DeleteTenantRequest)(nil),           // 57: zkbridge.v1.DeleteTenantRequest
 	(*DeleteTenantResponse)(nil),          // 58: zkbridge.v1.DeleteTenantResponse
+	(*RebalanceTenantsRequest)(nil),       // 59: zkbridge.v1.RebalanceTenantsRequest
+	(*RebalanceMove)(nil),                 // 60: zkbridge.v1.RebalanceMove
+	(*RebalanceEvent)(nil),                // 61: zkbridge.v1.RebalanceEvent
+	(*RebalanceSummary)(nil),              // 62: zkbridge.v1.RebalanceSummary
+	nil,                                   // 63: zkbridge.v1.RebalanceSummary.ReplicasEntry
+	nil,                                   // 64: zkbridge.v1.RebalanceSummary.LeadersEntry
 }
 var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	5,  // 0: zkbridge.v1.RegisterResponse.lease:type_name -> zkbridge.v1.Lease
@@ -4180,63 +4557,69 @@ var file_zkbridge_v1_bridge_proto_depIdxs = []int32{
 	48, // 17: zkbridge.v1.ImportBatch.sessions:type_name -> zkbridge.v1.ImportedSession
 	46, // 18: zkbridge.v1.ImportBatch.nodes:type_name -> zkbridge.v1.ImportedNode
 	54, // 19: zkbridge.v1.ListTenantsResponse.tenants:type_name -> zkbridge.v1.TenantInfo
-	3,  // 20: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
-	7,  // 21: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
-	7,  // 22: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
-	9,  // 23: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
-	28, // 24: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
-	33, // 25: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
-	41, // 26: zkbridge.v1.Bridge.ListSessions:input_type -> zkbridge.v1.ListSessionsRequest
-	11, // 27: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
-	13, // 28: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
-	15, // 29: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
-	17, // 30: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
-	19, // 31: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
-	36, // 32: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
-	38, // 33: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
-	21, // 34: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
-	24, // 35: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
-	24, // 36: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
-	25, // 37: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
-	26, // 38: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
-	44, // 39: zkbridge.v1.Bridge.ImportBegin:input_type -> zkbridge.v1.ImportBeginRequest
-	49, // 40: zkbridge.v1.Bridge.Import:input_type -> zkbridge.v1.ImportBatch
-	51, // 41: zkbridge.v1.Bridge.ImportFinish:input_type -> zkbridge.v1.ImportFinishRequest
-	53, // 42: zkbridge.v1.Bridge.CreateTenant:input_type -> zkbridge.v1.TenantSettings
-	53, // 43: zkbridge.v1.Bridge.UpdateTenant:input_type -> zkbridge.v1.TenantSettings
-	55, // 44: zkbridge.v1.Bridge.ListTenants:input_type -> zkbridge.v1.ListTenantsRequest
-	57, // 45: zkbridge.v1.Bridge.DeleteTenant:input_type -> zkbridge.v1.DeleteTenantRequest
-	4,  // 46: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
-	8,  // 47: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
-	8,  // 48: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
-	10, // 49: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
-	29, // 50: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
-	34, // 51: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
-	43, // 52: zkbridge.v1.Bridge.ListSessions:output_type -> zkbridge.v1.ListSessionsResponse
-	12, // 53: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
-	14, // 54: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
-	16, // 55: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
-	18, // 56: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
-	20, // 57: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
-	37, // 58: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
-	40, // 59: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
-	22, // 60: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
-	27, // 61: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 62: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
-	27, // 63: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
-	27, // 64: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
-	45, // 65: zkbridge.v1.Bridge.ImportBegin:output_type -> zkbridge.v1.ImportBeginResponse
-	50, // 66: zkbridge.v1.Bridge.Import:output_type -> zkbridge.v1.ImportResponse
-	52, // 67: zkbridge.v1.Bridge.ImportFinish:output_type -> zkbridge.v1.ImportFinishResponse
-	54, // 68: zkbridge.v1.Bridge.CreateTenant:output_type -> zkbridge.v1.TenantInfo
-	54, // 69: zkbridge.v1.Bridge.UpdateTenant:output_type -> zkbridge.v1.TenantInfo
-	56, // 70: zkbridge.v1.Bridge.ListTenants:output_type -> zkbridge.v1.ListTenantsResponse
-	58, // 71: zkbridge.v1.Bridge.DeleteTenant:output_type -> zkbridge.v1.DeleteTenantResponse
-	46, // [46:72] is the sub-list for method output_type
-	20, // [20:46] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	60, // 20: zkbridge.v1.RebalanceEvent.plan:type_name -> zkbridge.v1.RebalanceMove
+	62, // 21: zkbridge.v1.RebalanceEvent.summary:type_name -> zkbridge.v1.RebalanceSummary
+	63, // 22: zkbridge.v1.RebalanceSummary.replicas:type_name -> zkbridge.v1.RebalanceSummary.ReplicasEntry
+	64, // 23: zkbridge.v1.RebalanceSummary.leaders:type_name -> zkbridge.v1.RebalanceSummary.LeadersEntry
+	3,  // 24: zkbridge.v1.Bridge.Register:input_type -> zkbridge.v1.RegisterRequest
+	7,  // 25: zkbridge.v1.Bridge.Heartbeat:input_type -> zkbridge.v1.HeartbeatRequest
+	7,  // 26: zkbridge.v1.Bridge.KeepAlive:input_type -> zkbridge.v1.HeartbeatRequest
+	9,  // 27: zkbridge.v1.Bridge.Deregister:input_type -> zkbridge.v1.DeregisterRequest
+	28, // 28: zkbridge.v1.Bridge.FetchMetadata:input_type -> zkbridge.v1.FetchMetadataRequest
+	33, // 29: zkbridge.v1.Bridge.FetchMetadataSnapshot:input_type -> zkbridge.v1.FetchMetadataSnapshotRequest
+	41, // 30: zkbridge.v1.Bridge.ListSessions:input_type -> zkbridge.v1.ListSessionsRequest
+	11, // 31: zkbridge.v1.Bridge.AllocateID:input_type -> zkbridge.v1.AllocateIDRequest
+	13, // 32: zkbridge.v1.Bridge.Get:input_type -> zkbridge.v1.GetRequest
+	15, // 33: zkbridge.v1.Bridge.List:input_type -> zkbridge.v1.ListRequest
+	17, // 34: zkbridge.v1.Bridge.Put:input_type -> zkbridge.v1.PutRequest
+	19, // 35: zkbridge.v1.Bridge.Delete:input_type -> zkbridge.v1.DeleteRequest
+	36, // 36: zkbridge.v1.Bridge.SetCutoverPolicy:input_type -> zkbridge.v1.SetCutoverPolicyRequest
+	38, // 37: zkbridge.v1.Bridge.ListCutoverPolicies:input_type -> zkbridge.v1.ListCutoverPoliciesRequest
+	21, // 38: zkbridge.v1.Bridge.Status:input_type -> zkbridge.v1.StatusRequest
+	24, // 39: zkbridge.v1.Bridge.AddVoter:input_type -> zkbridge.v1.AddMemberRequest
+	24, // 40: zkbridge.v1.Bridge.AddObserver:input_type -> zkbridge.v1.AddMemberRequest
+	25, // 41: zkbridge.v1.Bridge.RemoveVoter:input_type -> zkbridge.v1.RemoveMemberRequest
+	26, // 42: zkbridge.v1.Bridge.TransferLeader:input_type -> zkbridge.v1.TransferLeaderRequest
+	44, // 43: zkbridge.v1.Bridge.ImportBegin:input_type -> zkbridge.v1.ImportBeginRequest
+	49, // 44: zkbridge.v1.Bridge.Import:input_type -> zkbridge.v1.ImportBatch
+	51, // 45: zkbridge.v1.Bridge.ImportFinish:input_type -> zkbridge.v1.ImportFinishRequest
+	53, // 46: zkbridge.v1.Bridge.CreateTenant:input_type -> zkbridge.v1.TenantSettings
+	53, // 47: zkbridge.v1.Bridge.UpdateTenant:input_type -> zkbridge.v1.TenantSettings
+	55, // 48: zkbridge.v1.Bridge.ListTenants:input_type -> zkbridge.v1.ListTenantsRequest
+	57, // 49: zkbridge.v1.Bridge.DeleteTenant:input_type -> zkbridge.v1.DeleteTenantRequest
+	59, // 50: zkbridge.v1.Bridge.RebalanceTenants:input_type -> zkbridge.v1.RebalanceTenantsRequest
+	4,  // 51: zkbridge.v1.Bridge.Register:output_type -> zkbridge.v1.RegisterResponse
+	8,  // 52: zkbridge.v1.Bridge.Heartbeat:output_type -> zkbridge.v1.HeartbeatResponse
+	8,  // 53: zkbridge.v1.Bridge.KeepAlive:output_type -> zkbridge.v1.HeartbeatResponse
+	10, // 54: zkbridge.v1.Bridge.Deregister:output_type -> zkbridge.v1.DeregisterResponse
+	29, // 55: zkbridge.v1.Bridge.FetchMetadata:output_type -> zkbridge.v1.FetchMetadataResponse
+	34, // 56: zkbridge.v1.Bridge.FetchMetadataSnapshot:output_type -> zkbridge.v1.FetchMetadataSnapshotResponse
+	43, // 57: zkbridge.v1.Bridge.ListSessions:output_type -> zkbridge.v1.ListSessionsResponse
+	12, // 58: zkbridge.v1.Bridge.AllocateID:output_type -> zkbridge.v1.AllocateIDResponse
+	14, // 59: zkbridge.v1.Bridge.Get:output_type -> zkbridge.v1.GetResponse
+	16, // 60: zkbridge.v1.Bridge.List:output_type -> zkbridge.v1.ListResponse
+	18, // 61: zkbridge.v1.Bridge.Put:output_type -> zkbridge.v1.PutResponse
+	20, // 62: zkbridge.v1.Bridge.Delete:output_type -> zkbridge.v1.DeleteResponse
+	37, // 63: zkbridge.v1.Bridge.SetCutoverPolicy:output_type -> zkbridge.v1.SetCutoverPolicyResponse
+	40, // 64: zkbridge.v1.Bridge.ListCutoverPolicies:output_type -> zkbridge.v1.ListCutoverPoliciesResponse
+	22, // 65: zkbridge.v1.Bridge.Status:output_type -> zkbridge.v1.StatusResponse
+	27, // 66: zkbridge.v1.Bridge.AddVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 67: zkbridge.v1.Bridge.AddObserver:output_type -> zkbridge.v1.MembershipResponse
+	27, // 68: zkbridge.v1.Bridge.RemoveVoter:output_type -> zkbridge.v1.MembershipResponse
+	27, // 69: zkbridge.v1.Bridge.TransferLeader:output_type -> zkbridge.v1.MembershipResponse
+	45, // 70: zkbridge.v1.Bridge.ImportBegin:output_type -> zkbridge.v1.ImportBeginResponse
+	50, // 71: zkbridge.v1.Bridge.Import:output_type -> zkbridge.v1.ImportResponse
+	52, // 72: zkbridge.v1.Bridge.ImportFinish:output_type -> zkbridge.v1.ImportFinishResponse
+	54, // 73: zkbridge.v1.Bridge.CreateTenant:output_type -> zkbridge.v1.TenantInfo
+	54, // 74: zkbridge.v1.Bridge.UpdateTenant:output_type -> zkbridge.v1.TenantInfo
+	56, // 75: zkbridge.v1.Bridge.ListTenants:output_type -> zkbridge.v1.ListTenantsResponse
+	58, // 76: zkbridge.v1.Bridge.DeleteTenant:output_type -> zkbridge.v1.DeleteTenantResponse
+	61, // 77: zkbridge.v1.Bridge.RebalanceTenants:output_type -> zkbridge.v1.RebalanceEvent
+	51, // [51:78] is the sub-list for method output_type
+	24, // [24:51] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_zkbridge_v1_bridge_proto_init() }
@@ -4252,7 +4635,7 @@ func file_zkbridge_v1_bridge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkbridge_v1_bridge_proto_rawDesc), len(file_zkbridge_v1_bridge_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   57,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,6 +54,7 @@ const (
 	Bridge_UpdateTenant_FullMethodName          = "/zkbridge.v1.Bridge/UpdateTenant"
 	Bridge_ListTenants_FullMethodName           = "/zkbridge.v1.Bridge/ListTenants"
 	Bridge_DeleteTenant_FullMethodName          = "/zkbridge.v1.Bridge/DeleteTenant"
+	Bridge_RebalanceTenants_FullMethodName      = "/zkbridge.v1.Bridge/RebalanceTenants"
 )
 
 // BridgeClient is the client API for Bridge service.
@@ -156,6 +157,11 @@ type BridgeClient interface {
 	// DeleteTenant removes a tenant and, on every node, its data;
 	// FAILED_PRECONDITION while it has sessions, unless force.
 	DeleteTenant(ctx context.Context, in *DeleteTenantRequest, opts ...grpc.CallOption) (*DeleteTenantResponse, error)
+	// RebalanceTenants moves tenant replicas until every voter hosts about as
+	// many tenant shards (after a node was added), then spreads the leaders,
+	// streaming each step; the last event is the summary. Cancelling the call
+	// stops it between steps; the next call finishes an unfinished move first.
+	RebalanceTenants(ctx context.Context, in *RebalanceTenantsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RebalanceEvent], error)
 }
 
 type bridgeClient struct {
@@ -450,6 +456,25 @@ func (c *bridgeClient) DeleteTenant(ctx context.Context, in *DeleteTenantRequest
 	return out, nil
 }
 
+func (c *bridgeClient) RebalanceTenants(ctx context.Context, in *RebalanceTenantsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RebalanceEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Bridge_ServiceDesc.Streams[4], Bridge_RebalanceTenants_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RebalanceTenantsRequest, RebalanceEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_RebalanceTenantsClient = grpc.ServerStreamingClient[RebalanceEvent]
+
 // BridgeServer is the server API for Bridge service.
 // All implementations must embed UnimplementedBridgeServer
 // for forward compatibility.
@@ -550,6 +575,11 @@ type BridgeServer interface {
 	// DeleteTenant removes a tenant and, on every node, its data;
 	// FAILED_PRECONDITION while it has sessions, unless force.
 	DeleteTenant(context.Context, *DeleteTenantRequest) (*DeleteTenantResponse, error)
+	// RebalanceTenants moves tenant replicas until every voter hosts about as
+	// many tenant shards (after a node was added), then spreads the leaders,
+	// streaming each step; the last event is the summary. Cancelling the call
+	// stops it between steps; the next call finishes an unfinished move first.
+	RebalanceTenants(*RebalanceTenantsRequest, grpc.ServerStreamingServer[RebalanceEvent]) error
 	mustEmbedUnimplementedBridgeServer()
 }
 
@@ -637,6 +667,9 @@ func (UnimplementedBridgeServer) ListTenants(context.Context, *ListTenantsReques
 }
 func (UnimplementedBridgeServer) DeleteTenant(context.Context, *DeleteTenantRequest) (*DeleteTenantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTenant not implemented")
+}
+func (UnimplementedBridgeServer) RebalanceTenants(*RebalanceTenantsRequest, grpc.ServerStreamingServer[RebalanceEvent]) error {
+	return status.Error(codes.Unimplemented, "method RebalanceTenants not implemented")
 }
 func (UnimplementedBridgeServer) mustEmbedUnimplementedBridgeServer() {}
 func (UnimplementedBridgeServer) testEmbeddedByValue()                {}
@@ -1091,6 +1124,17 @@ func _Bridge_DeleteTenant_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Bridge_RebalanceTenants_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(RebalanceTenantsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(BridgeServer).RebalanceTenants(m, &grpc.GenericServerStream[RebalanceTenantsRequest, RebalanceEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bridge_RebalanceTenantsServer = grpc.ServerStreamingServer[RebalanceEvent]
+
 // Bridge_ServiceDesc is the grpc.ServiceDesc for Bridge service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1209,6 +1253,11 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Bridge_Import_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "RebalanceTenants",
+			Handler:       _Bridge_RebalanceTenants_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "zkbridge/v1/bridge.proto",

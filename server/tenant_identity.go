@@ -46,6 +46,12 @@ func (s *Server) lookupIdentity(id string) (zk.IdentityRoute, bool) {
 		rt.Door = t.door
 		return rt, true
 	}
+	if slices.Contains(spec.Replicas, s.cfg.ReplicaID) {
+		// Placed here, not started yet: closed (the client retries), never
+		// forwarded, so that only nodes outside the placement forward and
+		// a connection cannot go round between nodes.
+		return rt, true
+	}
 	// Hosted elsewhere: the same secure port of the hosting nodes (as a
 	// tenant's own ports, every node's secure port is the same number).
 	targets := s.identityTargets(spec)
@@ -55,7 +61,7 @@ func (s *Server) lookupIdentity(id string) (zk.IdentityRoute, bool) {
 }
 
 // identityTargets are the secure client addresses of the nodes hosting a
-// tenant, this one left out (it would forward to itself).
+// tenant (this node is not one of them).
 func (s *Server) identityTargets(spec *sm.Tenant) []string {
 	_, port, err := net.SplitHostPort(s.zk.SecureAddr())
 	if err != nil {
@@ -64,9 +70,6 @@ func (s *Server) identityTargets(spec *sm.Tenant) []string {
 	dir := s.node.Membership().Directory
 	var out []string
 	for _, id := range spec.Replicas {
-		if id == s.cfg.ReplicaID {
-			continue
-		}
 		if host, _, err := net.SplitHostPort(dir[id].ClientAddr); err == nil {
 			out = append(out, net.JoinHostPort(host, port))
 		}

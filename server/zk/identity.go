@@ -41,7 +41,8 @@ type IdentityRoute struct {
 	// Door serves the tenant on this node (nil when it does not host it).
 	Door *Server
 	// Forward hands a connection, unread, to a node hosting the tenant
-	// (nil when this node hosts it).
+	// (nil when this node hosts it; nil with Door nil: this node is placed
+	// to host it and has not started it yet).
 	Forward func(net.Conn)
 	// Hosts names the nodes hosting the tenant, for log lines.
 	Hosts string
@@ -96,6 +97,12 @@ func (c *conn) routeBeforeHandshake(r *IdentityRouter, raw net.Conn) (sni string
 	c.log.Debug().Str("sni", sni).Str("tenant", rt.Tenant).Msg("TLS server name selects a tenant")
 	if rt.Door != nil {
 		return sni, &rt, false
+	}
+	if rt.Forward == nil {
+		c.log.Info().Str("sni", sni).Str("tenant", rt.Tenant).
+			Msg("closing a TLS client: its server name selects a tenant this node is starting; the client reconnects")
+		c.abort()
+		return sni, nil, true
 	}
 	c.detach()
 	go rt.Forward(raw)

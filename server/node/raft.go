@@ -691,6 +691,17 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			watch(rs)
 			timer.Reset(r.retryAfter())
 		case <-timer.C:
+			if retry && r.isLeader() {
+				// Still the leader (a change would have fired changed): its
+				// own proposal is in its log or was reported dropped, never
+				// lost unnoticed as a forwarded message can be, so a copy
+				// would only be one more entry to replicate and reject. On a
+				// slow log (multis of 1,000 setData, 130 KB each) the copies
+				// fed the slowness; dragonboat's own timeout still ends it.
+				wait = min(2*wait, max(maxProposalRetryAfter, r.retryAfter()))
+				timer.Reset(wait)
+				continue
+			}
 			if !retry || attempts == maxProposalAttempts {
 				r.log.Warn().Int("attempts", attempts).Msg("proposal unanswered; giving up (outcome unknown)")
 				return dragonboat.RequestResult{}, errProposalUnanswered

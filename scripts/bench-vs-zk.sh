@@ -59,6 +59,11 @@
 #                    0: neither does (ZooKeeper forceSync=no, zkbridge --force-sync=false),
 #                    which shows what the disk's syncs cost each system
 #   BENCH_MEMORY     1 (default): measure memory per znode and restart time; 0: skip
+#   BENCH_STAGES     1: the 3-node zkbridge cluster records its write stages
+#                    (ZKBRIDGE_WRITE_STAGES=1) and every zkbridge run prints where a
+#                    write's time went, stage by stage (zkbridge bench --stages), and each
+#                    node's log saves; the recording costs a little, so take the ratios
+#                    from a run without it (default 0)
 #   BENCH_ZNODES     znodes created for that (default 1000000; e.g. 100000 for a quick run)
 #   ZK_HEAP          ZooKeeper's heap per node (default 1g)
 #   ZKBRIDGE_BIN     a prebuilt zkbridge instead of building one
@@ -78,6 +83,7 @@ prewarm=${BENCH_PREWARM:-60s}
 repeat=${BENCH_REPEAT:-2}
 extra=${BENCH_ARGS:-}
 at1_role=${BENCH_AT1_ROLE:-follower}
+stages=${BENCH_STAGES:-0}
 fsync=${BENCH_FSYNC:-1}
 export ZK_HEAP=${ZK_HEAP:-1g}
 tls=${BENCH_TLS:-0}
@@ -108,6 +114,7 @@ case $at1_role in follower | leader | any) ;; *) die "BENCH_AT1_ROLE must be fol
 for n in $nodes_list; do [[ "$n" == 1 || "$n" == 3 ]] || die "BENCH_NODES: $n (want 1 and/or 3)"; done
 [[ "$memory" == 0 || "$memory" == 1 ]] || die "BENCH_MEMORY must be 0 or 1"
 [[ "$fsync" == 0 || "$fsync" == 1 ]] || die "BENCH_FSYNC must be 0 or 1"
+[[ "$stages" == 0 || "$stages" == 1 ]] || die "BENCH_STAGES must be 0 or 1"
 zb_flags=() # every zkbridge node's extra flags, one node or a cluster
 if [ "$fsync" = 0 ]; then
   export ZK_FORCE_SYNC=no
@@ -247,7 +254,7 @@ start_zkbridge() { # nodes -> sets zb_addr
   else
     cluster_dir=$work/cluster
     zb_addr=$(ZKBRIDGE_CLUSTER_DIR=$cluster_dir ZKBRIDGE_BIN=$bin ZKBRIDGE_SERVER_FLAGS="${zb_flags[*]}" \
-      bash "$here/scripts/local-cluster.sh" start 3 | tail -n 1) ||
+      ZKBRIDGE_WRITE_STAGES=$stages bash "$here/scripts/local-cluster.sh" start 3 | tail -n 1) ||
       die "the zkbridge cluster did not start"
   fi
 }
@@ -308,6 +315,18 @@ at1_addr() {
   echo "${1%%,*}"
 }
 
+# stage_admins addr-list: the cluster's admin addresses for bench --stages,
+# the node of the list's first address first (the node a W@1 run uses).
+stage_admins() {
+  local first=${1%%,*} env admins="" head="" CLIENT ADMIN PEER NATIVE
+  for env in "$cluster_dir"/node*.env; do
+    # shellcheck disable=SC1090
+    source "$env"
+    if [ "$CLIENT" = "${first##*:}" ]; then head=127.0.0.1:$ADMIN; else admins=$admins,127.0.0.1:$ADMIN; fi
+  done
+  echo "$head$admins"
+}
+
 ncpu=$(nproc)
 # The machine's load average as the runs start and end: on a shared
 # machine other work skews both systems' figures, so the table says it.
@@ -341,9 +360,11 @@ for n in $nodes_list; do
         esac
         pids=$zk_pids
         [ "$sys" = zb ] && pids=$(server_pids_zb) && marks=$(log_marks)
+        stage_flags=()
+        if [ "$sys" = zb ] && [ "$stages" = 1 ] && [ -n "$cluster_dir" ]; then stage_flags=(--stages "$(stage_admins "$addr")"); fi
         out=$work/results/$n-$w-$sys-$r.json
         bench "$addr" "$out" --workload "$workload" --duration "$duration" --warmup "$warmup" \
-          --server-pids "$pids" "${keep[@]}" "${shape[@]}" ||
+          --server-pids "$pids" "${keep[@]}" "${shape[@]}" "${stage_flags[@]}" ||
           echo '{"failed":true}' >"$out"
         if [ "$sys" = zb ]; then
           jq --argjson ev "$(log_events "$marks")" '. + $ev' "$out" >"$out.tmp" && mv "$out.tmp" "$out"
@@ -517,6 +538,16 @@ if [ -n "$nodes_list" ]; then
   echo "CPU, CPU wait, switches: summed over the server processes' threads (/proc/PID/task/*/schedstat) over the measured time, per op:"
   echo "  time on a CPU, time ready but waiting for one, and times put on one (wake-ups and preemptions)."
   echo "W@1 rows: one connection, one request outstanding (latency), to a $at1_role on a cluster; W@N: 8 connections, N requests outstanding in all; W@CxO: C connections × O; multiN: N setData per multi; the others: zkbridge bench's connections and outstanding."
+  if [ "$stages" = 1 ]; then
+    # Each zkbridge run's write stages (BENCH_STAGES=1), µs.
+    for f in "$work/results/3-"*-zb-*.json; do
+      jq -e '.stages' "$f" >/dev/null 2>&1 || continue
+      echo
+      jq -r --arg run "$(basename "$f" .json)" '.stages | "write stages, zkbridge \($run | sub("^3-"; "") | sub("-zb-"; " run ")): client on replica \(.serving) (leader \(.leader)), \(.writes) writes joined; stage, whose, writes, p50 µs, p99 µs"' "$f"
+      jq -r '.stages.stages[] | "  \(.name)\t\(.who)\t\(.n)\t\(.p50_us | floor)\t\(.p99_us | floor)"' "$f" | column -t -s $'\t'
+      jq -r '.stages.logs[] | "  replica \(.replica): log saves/s \(.saves_per_sec | floor), entries/save \(.entries_per_save * 10 | floor / 10), in save \(.save_busy * 100 | floor)%, mean save µs \(.save_mean_us | floor); applies/s \(.applies_per_sec | floor), entries/apply \(.entries_per_apply * 10 | floor / 10), in apply \(.apply_busy * 100 | floor)%"' "$f"
+    done
+  fi
 fi
 
 # The memory and restart table: one run per system.
@@ -560,5 +591,5 @@ if [ "$memory" = 1 ]; then
   echo "restart: SIGTERM, then the time from spawning the server on its data to the first getAllChildrenNumber"
   echo "of the parent that counts all $znodes znodes (polled every 20 ms)."
 fi
-printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_FSYNC=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s BENCH_TLS=%s scripts/bench-vs-zk.sh\n' \
-  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$fsync" "$memory" "$znodes" "$ZK_HEAP" "$tls"
+printf 'reproduce: BENCH_NODES=%q BENCH_WORKLOADS=%q BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_PREWARM=%s BENCH_REPEAT=%s BENCH_ARGS=%q BENCH_AT1_ROLE=%s BENCH_FSYNC=%s BENCH_MEMORY=%s BENCH_ZNODES=%s ZK_HEAP=%s BENCH_TLS=%s BENCH_STAGES=%s scripts/bench-vs-zk.sh\n' \
+  "$nodes_list" "$workloads" "$duration" "$warmup" "$prewarm" "$repeat" "$extra" "$at1_role" "$fsync" "$memory" "$znodes" "$ZK_HEAP" "$tls" "$stages"

@@ -117,7 +117,10 @@ func (s series) firstAfter(t int64) *Event {
 type nodeEvents struct {
 	saves, states, applies series
 	// by "send|Replicate|peer" and the like; entries-carrying Replicates
-	// under "Replicate+", any message to or from a peer under "*".
+	// under "Replicate+" too, and every Replicate under "commit": the
+	// messages that move a follower's commit index, in increasing order
+	// (a heartbeat's commit index may be lower than the last Replicate's,
+	// so heartbeats are left out of that series).
 	msgs map[string]series
 }
 
@@ -141,7 +144,9 @@ func index(d Dump) *nodeEvents {
 				msg = "Replicate+"
 			}
 			n.msgs[key(e.Kind, msg, e.Peer)] = append(n.msgs[key(e.Kind, msg, e.Peer)], e)
-			n.msgs[key(e.Kind, "*", e.Peer)] = append(n.msgs[key(e.Kind, "*", e.Peer)], e)
+			if e.Msg == "Replicate" {
+				n.msgs[key(e.Kind, "commit", e.Peer)] = append(n.msgs[key(e.Kind, "commit", e.Peer)], e)
+			}
 		}
 	}
 	return n
@@ -272,9 +277,9 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 		add("L: apply", "zkbridge", la.T, la.T2)
 		applied := la
 		if serving != leader {
-			if csend := L.msgs[key(Send, "*", serving)].firstCommit(i); csend != nil {
+			if csend := L.msgs[key(Send, "commit", serving)].firstCommit(i); csend != nil {
 				add("L: committed → commit index sent to S", "dragonboat", commit, csend.T)
-				if crecv := S.msgs[key(Recv, "*", leader)].firstCommit(i); crecv != nil {
+				if crecv := S.msgs[key(Recv, "commit", leader)].firstCommit(i); crecv != nil {
 					add("L → S: commit index in flight", "transport", csend.T, crecv.T)
 					if sa := S.applies.firstIndex(i); sa != nil {
 						if st := S.states.firstCommit(i); st != nil && st.T2 <= sa.T && st.T >= crecv.T {
@@ -327,9 +332,9 @@ func (t Table) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "write stages: client on replica %d (%s), leader %d, %d writes joined (S: serving node, L: leader, F: the follower whose ack came first)\n", t.Serving, role, t.Leader, t.Writes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\twhose\tp50 µs\tp99 µs\t")
+	fmt.Fprintln(tw, "stage\twhose\twrites\tp50 µs\tp99 µs\t")
 	for _, s := range t.Stages {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t\n", s.Name, s.Who, s.P50, s.P99)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t\n", s.Name, s.Who, s.N, s.P50, s.P99)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "log saves (append + fsync) and applies per node over the same time:")

@@ -30,6 +30,7 @@ func TestBreakdownFollower(t *testing.T) {
 	serving := Dump{Replica: 1, Events: []Event{
 		{Kind: Send, T: 1050, Msg: "Propose", Peer: 3},
 		{Kind: Recv, T: 1270, Msg: "Replicate", Peer: 3, Index: i, N: 1},
+		{Kind: Recv, T: 1780, Msg: "Heartbeat", Peer: 3, Commit: i + 5}, // not a commit carrier
 		{Kind: Recv, T: 1800, Msg: "Replicate", Peer: 3, Index: i, Commit: i},
 		{Kind: Apply, T: 1900, T2: 1940, Index: i},
 	}, Requests: []Request{

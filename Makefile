@@ -91,8 +91,11 @@ MIGRATE_ZNODES ?= 1000000
 # tenants vs the default tenant and a 3-node ZooKeeper, and a noisy
 # neighbour's effect on another tenant's p99.
 TENANTS ?= 100
+# TENANT_WRITERS: the totals of outstanding writes each row of the write
+# benchmark is run with (split over its tenants; ZooKeeper gets the same).
+TENANT_WRITERS ?= 64,256
 tenants-bench: deps
-	ZKBRIDGE_TENANT_BENCH=1 ZKBRIDGE_TENANTS=$(TENANTS) $(GO) test -count=1 -v -timeout 60m \
+	ZKBRIDGE_TENANT_BENCH=1 ZKBRIDGE_TENANTS=$(TENANTS) ZKBRIDGE_TENANT_WRITERS=$(TENANT_WRITERS) $(GO) test -count=1 -v -timeout 60m \
 	  -run '^TestTenant(Scale|Write|NoisyNeighbour)Bench$$' ./compat-tests/
 
 migrate-bench: deps

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -139,4 +140,29 @@ func (h *History) ClientStall(from, to time.Time) time.Duration {
 		worst = max(worst, to.Sub(prev))
 	}
 	return worst
+}
+
+// violationLog collects a workload checker's violations. Its mutex also
+// guards the state of the workload that embeds it, which its clients
+// record and its Check reads (violateLocked is for code holding it).
+type violationLog struct {
+	mu         sync.Mutex
+	violations []string
+}
+
+func (v *violationLog) violate(format string, args ...any) {
+	v.mu.Lock()
+	v.violateLocked(format, args...)
+	v.mu.Unlock()
+}
+
+func (v *violationLog) violateLocked(format string, args ...any) {
+	v.violations = append(v.violations, fmt.Sprintf(format, args...))
+}
+
+// list returns a copy of the violations so far.
+func (v *violationLog) list() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.violations...)
 }

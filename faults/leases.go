@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -32,9 +31,9 @@ type leases struct {
 	addrs []string // native API addresses; nil: not zkbridge, idle
 	tick  time.Duration
 
-	mu         sync.Mutex
-	violations []string
-	ends       []leaseEnd
+	// violationLog's mutex also guards the fields below.
+	violationLog
+	ends []leaseEnd
 }
 
 // leaseEnd: the abandoned lease's znode path, last renewed (heartbeat sent)
@@ -57,12 +56,6 @@ func (*leases) Name() string { return "leases" }
 
 // Setup has nothing to create: a registration creates its parents.
 func (*leases) Setup(*zk.Conn) error { return nil }
-
-func (l *leases) violate(format string, args ...any) {
-	l.mu.Lock()
-	l.violations = append(l.violations, fmt.Sprintf(format, args...))
-	l.mu.Unlock()
-}
 
 // slack is how much earlier than renewed+ttl a lease may end when a fault
 // overlapped [from, to] (see the type's doc), 0 otherwise.
@@ -224,8 +217,8 @@ func (l *leases) Check(c *zk.Conn, h *History, _ string) []string {
 		// the delete) before the TTL passed since the last heartbeat.
 		slack := l.slack(h, e.ttl, e.renewed.Add(-e.ttl), e.gone)
 		if e.gone.Before(e.renewed.Add(e.ttl - slack)) {
-			l.violations = append(l.violations, fmt.Sprintf("leases: %s gone %v after its last acknowledged heartbeat (TTL %v)",
-				e.path, e.gone.Sub(e.renewed).Round(time.Millisecond), e.ttl))
+			l.violateLocked("leases: %s gone %v after its last acknowledged heartbeat (TTL %v)",
+				e.path, e.gone.Sub(e.renewed).Round(time.Millisecond), e.ttl)
 		}
 		// Late: as a session's expiry (expiryGrace), from the later of the
 		// last heartbeat and the last fault.
@@ -234,8 +227,8 @@ func (l *leases) Check(c *zk.Conn, h *History, _ string) []string {
 			from = f
 		}
 		if late := e.gone.Sub(from); late > e.ttl-sessionTimeout+expiryGrace {
-			l.violations = append(l.violations, fmt.Sprintf("leases: %s went %v after its last heartbeat, %v after the later of that and the last fault (allowed %v)",
-				e.path, e.gone.Sub(e.renewed).Round(time.Millisecond), late.Round(time.Millisecond), e.ttl-sessionTimeout+expiryGrace))
+			l.violateLocked("leases: %s went %v after its last heartbeat, %v after the later of that and the last fault (allowed %v)",
+				e.path, e.gone.Sub(e.renewed).Round(time.Millisecond), late.Round(time.Millisecond), e.ttl-sessionTimeout+expiryGrace)
 		}
 	}
 	l.mu.Unlock()
@@ -259,7 +252,5 @@ func (l *leases) Check(c *zk.Conn, h *History, _ string) []string {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.violations...)
+	return l.list()
 }

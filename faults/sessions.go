@@ -3,7 +3,6 @@ package faults
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -15,9 +14,9 @@ import (
 // watch when the session closes (or, if the close was lost, expires), and
 // none may outlive the run.
 type sessions struct {
-	mu         sync.Mutex
-	violations []string
-	ends       []ephemeralEnd
+	// violationLog's mutex also guards the fields below.
+	violationLog
+	ends []ephemeralEnd
 }
 
 // ephemeralEnd: the owner of path closed its session at ended; the watch
@@ -35,12 +34,6 @@ func (*sessions) Setup(c *zk.Conn) error {
 		return err
 	}
 	return nil
-}
-
-func (s *sessions) violate(format string, args ...any) {
-	s.mu.Lock()
-	s.violations = append(s.violations, fmt.Sprintf(format, args...))
-	s.mu.Unlock()
 }
 
 // expiryGrace bounds how long an ephemeral may outlive the later of its
@@ -155,8 +148,8 @@ func (s *sessions) Check(c *zk.Conn, h *History, _ string) []string {
 			from = f
 		}
 		if late := e.gone.Sub(from); late > expiryGrace {
-			s.violations = append(s.violations, fmt.Sprintf("sessions: ephemeral %s of session 0x%x went %v after its session closed, %v after the later of that and the last fault (allowed %v)",
-				e.path, e.sid, e.gone.Sub(e.ended).Round(time.Millisecond), late.Round(time.Millisecond), expiryGrace))
+			s.violateLocked("sessions: ephemeral %s of session 0x%x went %v after its session closed, %v after the later of that and the last fault (allowed %v)",
+				e.path, e.sid, e.gone.Sub(e.ended).Round(time.Millisecond), late.Round(time.Millisecond), expiryGrace)
 		}
 	}
 	s.mu.Unlock()
@@ -180,7 +173,5 @@ func (s *sessions) Check(c *zk.Conn, h *History, _ string) []string {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.violations...)
+	return s.list()
 }

@@ -3,7 +3,6 @@ package faults
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -24,11 +23,12 @@ import (
 // znode.container.checkIntervalMs (60 s by default), so that is not
 // checked there.
 type ttlNodes struct {
-	mu         sync.Mutex
-	violations []string
-	ends       []ttlEnd
-	disabled   bool          // the server has no TTL nodes
-	lateBound  time.Duration // 0: not checked
+	disabled  bool          // the server has no TTL nodes (set by Setup)
+	lateBound time.Duration // 0: not checked (set before the run)
+
+	// violationLog's mutex also guards ends.
+	violationLog
+	ends []ttlEnd
 }
 
 // ttlEnd: path was last written (acknowledged) at written, seen gone at gone.
@@ -62,12 +62,6 @@ func (t *ttlNodes) Setup(c *zk.Conn) error {
 		return fmt.Errorf("create a TTL node: %w", err)
 	}
 	return c.Delete("/ttl/probe", -1)
-}
-
-func (t *ttlNodes) violate(format string, args ...any) {
-	t.mu.Lock()
-	t.violations = append(t.violations, fmt.Sprintf(format, args...))
-	t.mu.Unlock()
 }
 
 func (t *ttlNodes) Run(c *client, h *History, stop <-chan struct{}) {
@@ -179,8 +173,8 @@ func (t *ttlNodes) Check(c *zk.Conn, h *History, _ string) []string {
 				from = f
 			}
 			if late := e.gone.Sub(from); late > t.lateBound {
-				t.violations = append(t.violations, fmt.Sprintf("ttl: %s went %v after its last write, %v after the later of that and the last fault (allowed %v)",
-					e.path, e.gone.Sub(e.written).Round(time.Millisecond), late.Round(time.Millisecond), t.lateBound))
+				t.violateLocked("ttl: %s went %v after its last write, %v after the later of that and the last fault (allowed %v)",
+					e.path, e.gone.Sub(e.written).Round(time.Millisecond), late.Round(time.Millisecond), t.lateBound)
 			}
 		}
 	}
@@ -207,7 +201,5 @@ func (t *ttlNodes) Check(c *zk.Conn, h *History, _ string) []string {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.violations...)
+	return t.list()
 }

@@ -63,9 +63,10 @@ func TestPlanRebalance(t *testing.T) {
 }
 
 // TestTenantRebalanceOntoANewNode: three tenants on all three nodes, a
-// fourth node joins, the rebalance (asked of the new node, which forwards
-// each move to a node hosting the tenant) moves two replicas onto it while
-// a client writes to a moving tenant through a node that keeps it. After it:
+// fourth node joins; a rebalance interrupted in its first move, then run
+// again (asked of the new node, which forwards each move to a node hosting
+// the tenant), moves two replicas onto it while a client writes to a
+// moving tenant through a node that keeps it. After it:
 // every node hosts 2-3 tenant shards, the moved replicas' data is gone
 // from their old nodes, every tenant serves its data through every node,
 // and the writer saw nothing worse than a connection loss it retried.
@@ -155,17 +156,46 @@ func TestTenantRebalanceOntoANewNode(t *testing.T) {
 		}
 	}()
 
+	// A first run is interrupted once its first move's new replica has
+	// caught up (the command killed): the move stays recorded in the
+	// registry, and the next run finishes it before planning again.
 	var events []RebalanceEvent
-	// Through the new node, which hosts none of the tenants yet: it has a
-	// hosting node carry out each move and passes its progress on.
+	cut, stopRun := context.WithCancel(ctx)
+	_, err = servers[0].RebalanceTenants(cut, false, func(e RebalanceEvent) {
+		events = append(events, e)
+		if e.Step == "promoting" {
+			stopRun()
+		}
+	})
+	stopRun()
+	if err == nil {
+		t.Fatalf("the interrupted rebalance ended without an error (events %+v)", events)
+	}
+	list, lerr := servers[0].node.Tenants()
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	var unfinished int
+	for _, spec := range list {
+		if len(spec.Joining)+len(spec.Leaving) > 0 {
+			unfinished++
+		}
+	}
+	if unfinished != 1 {
+		t.Fatalf("after the interruption %d tenants record a move in progress, want 1: %+v", unfinished, list)
+	}
+	// Again, through the new node, which hosts none of the tenants yet: it
+	// has a hosting node carry out each move and passes its progress on.
+	events = nil
 	res, err := joined.RebalanceTenants(ctx, false, func(e RebalanceEvent) { events = append(events, e) })
 	close(stop)
 	wg.Wait()
 	if err != nil {
 		t.Fatalf("rebalance: %v (events %+v)", err, events)
 	}
-	if res.Moved != 2 || res.Failed != 0 {
-		t.Fatalf("rebalance moved %d, failed %d; want 2 moves (events %+v)", res.Moved, res.Failed, events)
+	if res.Resumed != 1 || res.Moved != 1 || res.Failed != 0 {
+		t.Fatalf("rebalance resumed %d, moved %d, failed %d; want the interrupted move finished and one more (events %+v)",
+			res.Resumed, res.Moved, res.Failed, events)
 	}
 	if v := writeErr.Load(); v != nil {
 		t.Fatalf("the writer during the rebalance: %v", v)
@@ -180,12 +210,11 @@ func TestTenantRebalanceOntoANewNode(t *testing.T) {
 	if !sawCatchUp {
 		t.Fatalf("no catching_up progress reported: %+v", events)
 	}
-	t.Logf("rebalance: %d moves in %.1f s, %d leader transfers; the writer: %d writes, %d connection losses; replicas per node %v, leaders %v",
+	t.Logf("rebalance: 1 resumed and %d moves in %.1f s, %d leader transfers; the writer: %d writes, %d connection losses; replicas per node %v, leaders %v",
 		res.Moved, res.Seconds, res.LeaderTransfers, writes.Load(), lost.Load(), res.Replicas, res.Leaders)
 
 	// Placement balanced, recorded, and no move left in progress.
-	list, err := servers[0].node.Tenants()
-	if err != nil {
+	if list, err = servers[0].node.Tenants(); err != nil {
 		t.Fatal(err)
 	}
 	load := map[uint64]int{}

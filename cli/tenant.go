@@ -189,7 +189,17 @@ func printTenants(w io.Writer, list []server.TenantInfo) {
 			sessions = strconv.Itoa(t.Sessions)
 			ops = strconv.FormatFloat(t.OpsPerSec, 'f', 1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Shard, port, secure, leader, strings.Join(ids, ","), znodes, sessions, ops)
+		replicas := strings.Join(ids, ",")
+		// A rebalance's move in progress (tenant rebalance resumes it).
+		for _, m := range []struct {
+			what string
+			ids  []uint64
+		}{{"joining", t.Joining}, {"leaving", t.Leaving}} {
+			for _, id := range m.ids {
+				replicas += fmt.Sprintf(" (%d %s)", id, m.what)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Shard, port, secure, leader, replicas, znodes, sessions, ops)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "(? : not hosted by the node asked; ask one of its replicas)")

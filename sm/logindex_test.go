@@ -23,6 +23,18 @@ func checkLog(t *testing.T, h *harness, want []int64, trimmed int64) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || gotTrimmed != trimmed {
 		t.Fatalf("log %v trimmed %d, want %v trimmed %d", got, gotTrimmed, want, trimmed)
 	}
+	// The metadata the next Update starts from is the one stored.
+	raw, err := readRaw(h.s.db, keyLogMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := decodeLogMeta(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.s.logs.loaded && h.s.logs.meta != stored {
+		t.Fatalf("log metadata kept %+v, stored %+v", h.s.logs.meta, stored)
+	}
 }
 
 // Trimming keeps the newest records within the limits across Updates of

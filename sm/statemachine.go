@@ -278,13 +278,15 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 	}
 	b := db.NewIndexedBatch()
 	defer b.Close()
-	lm, err := readRaw(b, keyLogMeta)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := decodeLogMeta(lm)
-	if err != nil {
-		return nil, err
+	meta := s.logs.meta // the last Update's, while the index is loaded
+	if !s.logs.loaded {
+		lm, err := readRaw(b, keyLogMeta)
+		if err != nil {
+			return nil, err
+		}
+		if meta, err = decodeLogMeta(lm); err != nil {
+			return nil, err
+		}
 	}
 	applied := false
 	defer func() {
@@ -343,6 +345,7 @@ func (s *StateMachine) Update(ents []sm.Entry) ([]sm.Entry, error) {
 		return nil, fmt.Errorf("sm: commit entries %d..%d: %w", ents[0].Index, last, err)
 	}
 	applied = true
+	s.logs.meta = meta
 	s.hot.publish()
 	s.nodes.publish(a.t.written)
 	s.filter.publish()

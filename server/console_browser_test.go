@@ -309,5 +309,37 @@ func TestConsoleInBrowser(t *testing.T) {
 			` && document.getElementById('policies').textContent.includes('/fleet') && document.getElementById('policies').textContent.includes('native')`+
 			` && document.getElementById('counters').textContent.includes('/ids/orders') && document.getElementById('counters').textContent.includes('100')`, lease)))
 	shoot("console-bridge.png")
+
+	// Tenants: a tenant on all three nodes (no client port of its own here:
+	// the nodes share 127.0.0.1, so each serves it on a port of its own
+	// choosing) with a few znodes, listed with its leader and replicas; its
+	// tree is the tenant's, not the default tenant's.
+	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer tcancel()
+	if _, err := servers[0].CreateTenant(tctx, TenantRequest{Name: "kafka-a", MaxZnodes: 100000}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "node 1 serving tenant kafka-a", func() bool {
+		return servers[0].Tenant("kafka-a") != nil && servers[0].Tenant("kafka-a").Serving()
+	})
+	tz, _, err := gozk.Connect([]string{servers[0].TenantAddr("kafka-a")}, 10*time.Second, gozk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tz.Close()
+	for _, p := range []string{"/brokers", "/brokers/ids", "/brokers/ids/0", "/brokers/ids/1", "/brokers/topics", "/controller_epoch"} {
+		if _, err := tz.Create(p, []byte("{}"), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+			t.Fatalf("create %s in the tenant: %v", p, err)
+		}
+	}
+	step("open the Tenants page", chromedp.Navigate(ui(0, "/ui/tenants")),
+		reloadUntil(ui(0, "/ui/tenants"), `document.querySelector('#t-kafka-a') !== null && document.querySelector('#t-kafka-a').textContent.includes('1, 2, 3')`+
+			` && !document.querySelector('#t-kafka-a td:nth-child(5)').textContent.includes('—')`))
+	shoot("console-tenants.png")
+	step("open the tenant's tree", chromedp.Click(`#t-kafka-a a[href^="/ui/tree"]`, chromedp.NodeVisible),
+		poll(`document.getElementById('tenant').textContent === 'kafka-a' && document.querySelector('#children a[href*="brokers"]') !== null`),
+		chromedp.Click(`#children a[href*="brokers"]`, chromedp.NodeVisible),
+		poll(`document.getElementById('node-path').textContent === '/brokers' && document.querySelector('#children a[href*="tenant=kafka-a"]') !== null`))
+	shoot("console-tenant-tree.png")
 	t.Logf("screenshots in %s", shots)
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkbridge/zkbridge/internal/freeport"
 	"github.com/zkbridge/zkbridge/server"
 )
 
@@ -77,13 +77,14 @@ func TestTenantCommandsTalkToANode(t *testing.T) {
 	}
 }
 
-// freePort is a loopback port that was free a moment ago.
+// freePort is a loopback port that was free a moment ago, below the
+// kernel's ephemeral range (a tenant's port must be chosen before the
+// server binds it).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }

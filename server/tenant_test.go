@@ -17,37 +17,22 @@ import (
 	"google.golang.org/grpc/codes"
 
 	zkbridgev1 "github.com/zkbridge/zkbridge/api/zkbridge/v1"
+	"github.com/zkbridge/zkbridge/internal/freeport"
 	"github.com/zkbridge/zkbridge/server/node"
 	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
-// freeTenantPort returns a port free on every one of hosts a moment ago:
-// a tenant's port is opened on each node's client host.
+// freeTenantPort returns a port free on every one of hosts a moment ago
+// (a tenant's port is opened on each node's client host), drawn below the
+// kernel's ephemeral range so no other connection takes it meanwhile.
 func freeTenantPort(t *testing.T, hosts ...string) int {
 	t.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		ln, err := net.Listen("tcp", hosts[0]+":0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ok := true
-		for _, h := range hosts[1:] {
-			other, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
-			if err != nil {
-				ok = false
-				break
-			}
-			other.Close()
-		}
-		ln.Close()
-		if ok {
-			return port
-		}
+	port, err := freeport.Pick(hosts...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no port free on every host")
-	return 0
+	return port
 }
 
 // tenantHosts gives node i of a test cluster its own loopback address, so

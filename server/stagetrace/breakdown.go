@@ -179,6 +179,9 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 			most, leader = sent, d.Replica
 		}
 	}
+	if leader == 0 && len(dumps) == 1 {
+		leader = dumps[0].Replica // one node: it commits alone
+	}
 	t := Table{Serving: serving, Leader: leader}
 	if byID[serving] == nil {
 		return t, fmt.Errorf("no dump from replica %d", serving)
@@ -221,12 +224,15 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 				fID, lack = id, a
 			}
 		}
-		if lack == nil {
+		if lack == nil && len(byID) > 1 {
 			continue
 		}
 		t.Writes++
-		F := byID[fID]
-		commit := max(ls.T2, lack.T)
+		F := byID[fID] // nil on one node
+		commit := ls.T2
+		if lack != nil {
+			commit = max(ls.T2, lack.T)
+		}
 		add("S: frame read → decoded", "zkbridge", r.Read, r.Decoded)
 		add("S: decoded → handed to the Raft engine", "zkbridge", r.Decoded, r.Proposed)
 		if serving == leader {
@@ -262,12 +268,14 @@ func Breakdown(dumps []Dump, serving uint64, from, to int64) (Table, error) {
 		}
 		if fsave != nil {
 			add("F: log append + fsync", "disk", fsave.T, fsave.T2)
-			if fack := F.msgs[key(Send, "ReplicateResp", leader)].firstIndex(i); fack != nil {
+			if fack := F.msgs[key(Send, "ReplicateResp", leader)].firstIndex(i); fack != nil && lack != nil {
 				add("F: fsync done → ack sent", "dragonboat", fsave.T2, fack.T)
 				add("F → L: ack in flight", "transport", fack.T, lack.T)
 			}
 		}
-		add("L: own fsync done → first ack (commit waits)", "dragonboat", ls.T2, max(lack.T, ls.T2))
+		if lack != nil {
+			add("L: own fsync done → first ack (commit waits)", "dragonboat", ls.T2, max(lack.T, ls.T2))
+		}
 		if st := L.states.firstCommit(i); st != nil && st.T2 <= la.T {
 			add("L: committed → commit index saved (step worker)", "dragonboat", commit, st.T2)
 			add("L: commit index saved → apply starts", "dragonboat", st.T2, la.T)

@@ -115,3 +115,26 @@ func TestNowIsMonotonic(t *testing.T) {
 		t.Fatalf("Now: %d then %d", a, b)
 	}
 }
+
+// On one node the write commits with its own log sync: no follower stages.
+func TestBreakdownOneNode(t *testing.T) {
+	d := Dump{Replica: 1, Events: []Event{
+		{Kind: Save, T: 100, T2: 400, Index: 7},
+		{Kind: Apply, T: 450, T2: 480, Index: 7},
+	}, Requests: []Request{{Index: 7, Read: 10, Decoded: 12, Proposed: 20, Result: 500, Queued: 502, Written: 530}}}
+	tab, err := Breakdown([]Dump{d}, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, s := range tab.Stages {
+		got[s.Name] = s.P50 * 1e3 // ns
+		if strings.HasPrefix(s.Name, "F") {
+			t.Errorf("a follower stage on one node: %s", s.Name)
+		}
+	}
+	if tab.Leader != 1 || tab.Writes != 1 || got["L: log append + fsync"] != 300 ||
+		got["L: committed → apply starts"] != 50 || got["total: frame read → reply written"] != 520 {
+		t.Fatalf("one node: leader %d, %d writes, stages %v", tab.Leader, tab.Writes, got)
+	}
+}

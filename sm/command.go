@@ -371,9 +371,7 @@ func encodeOp(e *enc, op Op, top bool) {
 		}
 		e.svar(o.MaxZnodes)
 		e.svar(o.MaxBytes)
-		switch o.Op.(type) {
-		case *Create, *SetData, *Multi, *Increment:
-		default:
+		if !limitable(o.Op) {
 			panic(fmt.Sprintf("sm: %T is not limited by WithinLimits", o.Op))
 		}
 		encodeOp(e, o.Op, true)
@@ -558,9 +556,7 @@ func decodeOp(d *dec, top bool) Op {
 		}
 		o := &WithinLimits{MaxZnodes: d.svar(), MaxBytes: d.svar()}
 		o.Op = decodeOp(d, true)
-		switch o.Op.(type) {
-		case *Create, *SetData, *Multi, *Increment:
-		default:
+		if !limitable(o.Op) {
 			d.fail(fmt.Errorf("op kind %T not allowed under limits", o.Op))
 			return nil
 		}

@@ -3,7 +3,8 @@ package sm
 import "github.com/zkbridge/zkbridge/zkproto"
 
 // WithinLimits carries a tenant's znode and byte limits with a write
-// (Create, SetData, Multi or Increment), so that apply enforces them on
+// (Create, SetData, Multi or Increment, or a migration import's batch:
+// ImportNodes, ImportUpdate), so that apply enforces them on
 // the replicated tree: writes proposed at once from many connections and
 // nodes are admitted one after another against the sizes every replica
 // has, and the tenant never ends past its limit. The limits travel in the
@@ -21,11 +22,19 @@ func Limit(op Op, maxZnodes, maxBytes int64) (_ Op, limited bool) {
 	if maxZnodes <= 0 && maxBytes <= 0 {
 		return op, false
 	}
-	switch op.(type) {
-	case *Create, *SetData, *Multi, *Increment:
+	if limitable(op) {
 		return &WithinLimits{MaxZnodes: maxZnodes, MaxBytes: maxBytes, Op: op}, true
 	}
 	return op, false
+}
+
+// limitable says whether op may be carried by WithinLimits.
+func limitable(op Op) bool {
+	switch op.(type) {
+	case *Create, *SetData, *Multi, *Increment, *ImportNodes, *ImportUpdate:
+		return true
+	}
+	return false
 }
 
 // limitedWrite applies o.Op and undoes it, answering QuotaExceeded, when
@@ -37,7 +46,23 @@ func Limit(op Op, maxZnodes, maxBytes int64) (_ Op, limited bool) {
 // write, consumes its zxid (an error transaction, as ZooKeeper's quota
 // refusals are).
 func (a *applier) limitedWrite(o *WithinLimits, res *Result) error {
-	if err := a.clientOp(o.Op, res); err != nil {
+	var err error
+	switch op := o.Op.(type) {
+	case *ImportNodes:
+		// An import batch into a tenant counts as the writes it stands
+		// for: the whole batch is refused when it would take the tenant
+		// past a limit.
+		a.importing = true
+		err = a.importNodes(op, res)
+		a.importing = false
+	case *ImportUpdate:
+		a.importing = true
+		err = a.importUpdate(op, res)
+		a.importing = false
+	default:
+		err = a.clientOp(o.Op, res)
+	}
+	if err != nil {
 		return err
 	}
 	grew := a.sizes

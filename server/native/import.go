@@ -184,18 +184,26 @@ func (s *Server) proposeBatch(ops []sm.Op, nodes, sessions int64, done chan<- im
 	for i, op := range ops {
 		ch := make(chan importResult, 1)
 		results[i] = ch
-		s.node.Propose(&sm.Command{Header: sm.Header{Time: wallclock.NowMilli(), Auth: nativeAuth}, Op: op}, func(res *sm.Result, err error) {
+		// Into a tenant, a batch is a write like any other: its limits
+		// are checked in apply, the whole batch refused past them.
+		limitedOp, limited := s.limited(op)
+		s.node.Propose(&sm.Command{Header: sm.Header{Time: wallclock.NowMilli(), Auth: nativeAuth}, Op: limitedOp}, func(res *sm.Result, err error) {
+			s.countQuota(limited, res)
 			if err == nil && res.Err != zkproto.ErrOK {
 				err = res.Err
 			}
 			var r importResult
-			if err != nil {
+			switch {
+			case err != nil && limited && errors.Is(err, zkproto.ErrQuotaExceeded):
+				maxZnodes, maxBytes := s.limits().QuotaLimits()
+				r.err = status.Errorf(codes.ResourceExhausted, "import: this batch would take the tenant past its limits (max-znodes %d, max-bytes %d; 0 is none); nothing of it was imported, the batches before it were; raise them with `zkbridge tenant update --max-znodes N --max-bytes B` and run the import again with --merge", maxZnodes, maxBytes)
+			case err != nil:
 				path := ""
 				if res != nil {
 					path = res.Path
 				}
 				r.err = codeOf(fmt.Sprintf("import (%T)", op), path, err)
-			} else {
+			default:
 				r.zxid = res.Zxid
 			}
 			ch <- r

@@ -572,7 +572,11 @@ const (
 // large entry may take long to apply on a loaded machine; it keeps the
 // full proposalTimeout.
 func abandonAfterFor(cmd *sm.Command) time.Duration {
-	switch cmd.Op.(type) {
+	op := cmd.Op
+	if l, ok := op.(*sm.WithinLimits); ok {
+		op = l.Op // an import into a tenant with limits
+	}
+	switch op.(type) {
 	case *sm.ImportNodes, *sm.ImportSessions:
 		return proposalTimeout
 	}

@@ -2,9 +2,12 @@ package compattests
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,6 +237,7 @@ func TestTenantWriteBench(t *testing.T) {
 	for _, total := range totals {
 		for _, k := range []int{1, 2, 4, 8} {
 			each := max(1, total/k)
+			profiled := c.profileRow(t, fmt.Sprintf("%dw-%dt", total, k), dur)
 			r := measure(nodePIDs, func() int64 {
 				var sum atomic.Int64
 				var wg sync.WaitGroup
@@ -244,6 +248,7 @@ func TestTenantWriteBench(t *testing.T) {
 				wg.Wait()
 				return sum.Load()
 			})
+			profiled()
 			results[[2]int{total, k}] = r
 			t.Logf("%d writers: %d tenants × %d: %.0f writes/s in all; CPU per write: servers %.0f µs, client %.0f µs (load %s)",
 				total, k, each, r.perSec, r.serverUs, r.client, loadAvg())
@@ -295,6 +300,50 @@ func TestTenantWriteBench(t *testing.T) {
 	zkBest, zkAt := best(func(total int) float64 { return zk[total].perSec })
 	t.Logf("each at its best: 4 tenants %.0f/s (%d writers), one tenant %.0f/s (%d), ZooKeeper %.0f/s (%d): 4 tenants %.2f× one tenant, %.2f× ZooKeeper",
 		four, fourAt, one, oneAt, zkBest, zkAt, four/one, four/zkBest)
+}
+
+// profileRow, with ZKBRIDGE_TENANT_PROFILE=DIR, records a CPU profile of
+// every node over the middle of a row (DIR/cpu-NAME-nodeI.pb.gz; go tool
+// pprof sums them when given all three) and every node's write stages and log saves (DIR/stages-NAME-nodeI.json, when the
+// nodes run with ZKBRIDGE_WRITE_STAGES=1), to see where a row's CPU goes.
+// The returned func waits for the profile and saves the stages.
+func (c *ProcCluster) profileRow(t *testing.T, name string, d time.Duration) func() {
+	dir := os.Getenv("ZKBRIDGE_TENANT_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	get := func(i int, path, file string, timeout time.Duration) {
+		resp, err := (&http.Client{Timeout: timeout}).Get("http://" + c.Nodes[i].Admin + path)
+		if err != nil {
+			t.Logf("profile %s: %v", path, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && file != "" {
+			err = os.WriteFile(filepath.Join(dir, file), b, 0o644)
+		}
+		if err != nil {
+			t.Logf("profile %s: %v", path, err)
+		}
+	}
+	for i := range c.Nodes {
+		get(i, "/debug/stages?reset=1", "", 5*time.Second)
+	}
+	secs := max(1, int(d.Seconds())-4)
+	var profiles sync.WaitGroup
+	for i := range c.Nodes {
+		profiles.Go(func() {
+			time.Sleep(2 * time.Second) // past the writers' connecting
+			get(i, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), fmt.Sprintf("cpu-%s-node%d.pb.gz", name, i+1), d+10*time.Second)
+		})
+	}
+	return func() {
+		profiles.Wait()
+		for i := range c.Nodes {
+			get(i, "/debug/stages", fmt.Sprintf("stages-%s-node%d.json", name, i+1), 30*time.Second)
+		}
+	}
 }
 
 // cpuOf is the CPU time (user+system) the processes have used.

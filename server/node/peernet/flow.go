@@ -35,9 +35,14 @@ import (
 // answered down to flowResume; the merged heartbeat goes out every
 // flowHeartbeatEvery, so the peer keeps hearing its leader between its
 // ticks. An answer that never comes (the peer dropped or lost the
-// messages, a partition, a restart) must not hold messages forever: after
-// flowRelease without an answer the count starts again from zero, and a
-// connection that is lost or replaced starts it from zero too.
+// messages, a partition, a restart) must not hold messages forever: once
+// Replicates have been held for flowRelease, or nothing was answered for
+// that long, the count starts again from zero, and a connection that is
+// lost or replaced starts it from zero too. Both are needed: after a
+// partition heals, the lost messages are never answered while the merged
+// heartbeats are, one for one, so the count neither falls to flowResume
+// nor goes flowRelease without an answer, and the held Replicates would
+// wait for ever (the isolated follower never caught up: issue 34, found 12).
 const (
 	flowLimit          = 256
 	flowResume         = flowLimit / 2
@@ -64,6 +69,7 @@ func isAnswer(t raftpb.MessageType) bool {
 type flowState struct {
 	outstanding int       // sent and not yet answered
 	lastAnswer  time.Time // or when counting (re)started
+	heldSince   time.Time // when admit first refused a message; zero while none is held
 	conn        *batchConn
 }
 
@@ -92,35 +98,45 @@ func (f *flows) admit(k flowKey, conn *batchConn) bool {
 	s := f.state(k)
 	s.conn = conn
 	if s.outstanding >= flowLimit {
+		if s.heldSince.IsZero() {
+			s.heldSince = time.Now()
+		}
 		return false
 	}
 	s.outstanding++
 	return true
 }
 
-// admitHeld counts n held messages to k if k answered down to flowResume
-// or has not answered for flowRelease (counting starts again).
+// admitHeld counts n held messages to k if k answered down to flowResume,
+// or (counting starts again) has not answered for flowRelease or has had
+// messages held for that long.
 func (f *flows) admitHeld(k flowKey, n int, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.state(k)
 	switch {
 	case s.outstanding <= flowResume:
-	case now.Sub(s.lastAnswer) >= flowRelease:
+	case now.Sub(s.lastAnswer) >= flowRelease,
+		!s.heldSince.IsZero() && now.Sub(s.heldSince) >= flowRelease:
 		s.outstanding, s.lastAnswer = 0, now
 	default:
 		return false
 	}
 	s.outstanding += n
+	s.heldSince = time.Time{}
 	return true
 }
 
 // count counts n messages to k sent regardless of room (the merged
-// heartbeat).
-func (f *flows) count(k flowKey, n int) {
+// heartbeat); drained says nothing is held for k any more.
+func (f *flows) count(k flowKey, n int, drained bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state(k).outstanding += n
+	s := f.state(k)
+	s.outstanding += n
+	if drained {
+		s.heldSince = time.Time{}
+	}
 }
 
 // answered notes an answer from replica k; it wakes the connection that
@@ -152,7 +168,7 @@ func (f *flows) reset(conn *batchConn) {
 	now := time.Now()
 	for _, s := range f.by {
 		if s.conn == conn {
-			s.outstanding, s.lastAnswer = 0, now
+			s.outstanding, s.lastAnswer, s.heldSince = 0, now, time.Time{}
 		}
 	}
 }

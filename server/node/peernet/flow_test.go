@@ -145,3 +145,50 @@ func lastEntry(r *received) uint64 {
 	}
 	return last
 }
+
+// After a partition heals, the messages it swallowed are never answered,
+// while the merged heartbeats are, one for one: the count of unanswered
+// messages stays above flowResume and an answer comes every tick, so
+// neither the resume nor the no-answer release would ever send the held
+// Replicates, and the healed follower never caught up (found in the fault
+// suite's isolate-follower run: the node served no session for good).
+// Held Replicates go out once they have waited flowRelease.
+func TestHeldReplicatesGoOutWhileHeartbeatsAreAnswered(t *testing.T) {
+	var r received
+	peer := startTransport(t, &r)
+	sender := startTransport(t, &received{})
+	conn, err := sender.GetConnection(context.Background(), peer.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const entries = flowLimit + 50
+	for i := uint64(1); i <= entries; i++ {
+		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1, Requests: []raftpb.Message{replicate(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first flowLimit were lost: never answered. Each heartbeat that
+	// reaches the peer is answered.
+	key := flowKey{shard: 1, replica: 2}
+	answeredHeartbeats := 0
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	for lastEntry(&r) != entries {
+		if time.Now().After(deadline) {
+			t.Fatalf("held entries %d..%d not sent in 5 s while the peer answered every heartbeat (last sent %d)",
+				flowLimit+1, entries, lastEntry(&r))
+		}
+		for n := countMessages(&r, raftpb.Heartbeat); answeredHeartbeats < n; answeredHeartbeats++ {
+			sender.flows.answered(key)
+		}
+		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1,
+			Requests: []raftpb.Message{{Type: raftpb.Heartbeat, ShardID: 1, From: 1, To: 2, Term: 3}}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if took := time.Since(start); took < flowRelease/2 {
+		t.Errorf("held entries went out after %v, before the release (%v)", took, flowRelease)
+	}
+}

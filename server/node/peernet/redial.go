@@ -188,7 +188,7 @@ func (b *batchConn) flush() {
 		}
 		if h.heartbeat != nil {
 			send = append(send, *h.heartbeat)
-			b.t.flows.count(k, 1)
+			b.t.flows.count(k, 1, len(h.replicates) == 0)
 			h.heartbeat = nil
 		}
 		if len(h.replicates) == 0 {

@@ -51,6 +51,8 @@ type batchConn struct {
 	redialing bool
 	up        chan *frameWriter // the redialer's new connection
 	wakeC     chan struct{}     // a held replica has room again
+	heldC     chan struct{}     // a message was held: the flusher starts ticking
+	flushes   atomic.Int64      // the flusher's rounds (tests: none while nothing is held)
 	stop      chan struct{}
 	stopOnce  sync.Once
 }
@@ -64,7 +66,7 @@ func peerDown(err error) bool {
 
 func newBatchConn(t *Transport, target string, c net.Conn) *batchConn {
 	b := &batchConn{t: t, target: target, up: make(chan *frameWriter, 1), wakeC: make(chan struct{}, 1),
-		stop: make(chan struct{}), held: map[flowKey]*held{}}
+		heldC: make(chan struct{}, 1), stop: make(chan struct{}), held: map[flowKey]*held{}}
 	if c != nil {
 		b.w = newFrameWriter(c, kindBatch)
 	} else {
@@ -93,6 +95,10 @@ func (b *batchConn) SendMessageBatch(batch raftpb.MessageBatch) error {
 				h = &held{}
 				b.held[k] = h
 				b.holding.Store(true)
+				select {
+				case b.heldC <- struct{}{}:
+				default:
+				}
 			}
 			h.add(m)
 			continue
@@ -158,17 +164,37 @@ func (b *batchConn) wake() {
 
 // flusher sends held messages: the merged heartbeats every
 // flowHeartbeatEvery, the held Replicates once their replica answered
-// enough (or did not answer for flowRelease).
+// enough (or did not answer for flowRelease). It ticks only while
+// something is held (a message held starts its ticker through heldC, the
+// first merged heartbeat goes out flowHeartbeatEvery later): a ticker per
+// peer connection running all the time woke an idle node 50 times a
+// second per peer for nothing (issue 36, the fixed CPU per round).
 func (b *batchConn) flusher() {
-	tick := time.NewTicker(flowHeartbeatEvery)
-	defer tick.Stop()
+	var tick *time.Ticker
+	var tickC <-chan time.Time
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
+		switch holding := b.holding.Load(); {
+		case holding && tick == nil:
+			tick = time.NewTicker(flowHeartbeatEvery)
+			tickC = tick.C
+		case !holding && tick != nil:
+			tick.Stop()
+			tick, tickC = nil, nil
+		}
 		select {
 		case <-b.stop:
 			return
-		case <-tick.C:
+		case <-b.heldC:
+			continue // the ticker starts at the top of the loop
+		case <-tickC:
 		case <-b.wakeC:
 		}
+		b.flushes.Add(1)
 		b.flush()
 	}
 }

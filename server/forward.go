@@ -1,7 +1,9 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -9,6 +11,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/zkbridge/zkbridge/server/tlsconf"
+	"github.com/zkbridge/zkbridge/server/zk"
 )
 
 // A node that does not host a tenant's shard still serves the tenant's
@@ -27,6 +32,9 @@ type forwarder struct {
 	// accepts, so the connections of one client application land on one
 	// node while it lives (its reads then follow its own writes).
 	targets func() []string
+	// nodeTLS is the peers' TLS material (ssl.quorum.*) a relay dials
+	// hosting nodes with (nil: no peer TLS, no relaying).
+	nodeTLS *tlsconf.Source
 
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -117,6 +125,12 @@ func (f *forwarder) forwardTo(client net.Conn, targets []string) {
 			Msg("forwarder: no node hosting the tenant accepts connections; closing the client's")
 		return
 	}
+	f.splice(client, up)
+}
+
+// splice copies bytes both ways between client and up until either ends,
+// then closes both (tracked: close ends it).
+func (f *forwarder) splice(client, up net.Conn) {
 	defer up.Close()
 	if !f.track(client, true) || !f.track(up, true) {
 		return
@@ -137,6 +151,70 @@ func (f *forwarder) forwardTo(client net.Conn, targets []string) {
 	<-done
 	<-done
 }
+
+// relayAsync relays a TLS client whose certificate selected tenant (this
+// node terminated its TLS) to the first of targets, hosting nodes' secure
+// client ports, that accepts it over the node-to-node channel: TLS under
+// the peers' settings (f.nodeTLS, ssl.quorum.*) with the relay protocol, a
+// preamble with the tenant and the client's certificate chain, then the
+// client's decrypted bytes both ways (server/zk/relay.go).
+func (f *forwarder) relayAsync(client *tls.Conn, tenant string, targets []string) {
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); f.relayTo(client, tenant, targets) }()
+}
+
+func (f *forwarder) relayTo(client *tls.Conn, tenant string, targets []string) {
+	defer client.Close()
+	preamble := zk.RelayPreamble{Tenant: tenant, ClientAddr: client.RemoteAddr().String(), Chain: zk.CertChain(client)}
+	var last error
+	for _, addr := range targets {
+		up, err := relayDial(addr, preamble, f.nodeTLS)
+		if err == nil {
+			f.splice(client, up)
+			return
+		}
+		last = fmt.Errorf("%s: %w", addr, err)
+		f.log.Info().Err(err).Str("node", addr).Str("tenant", tenant).Msg("relay: a hosting node did not take the client; trying the next")
+	}
+	if last == nil {
+		last = errors.New("no node to relay to")
+	}
+	f.log.Warn().Err(last).Str("remote", client.RemoteAddr().String()).Str("tenant", tenant).
+		Msg("relay: no node hosting the tenant accepts the relayed client; closing its connection (it reconnects)")
+}
+
+// relayDial opens the node-to-node channel to addr and has the preamble
+// accepted.
+func relayDial(addr string, p zk.RelayPreamble, nodeTLS *tlsconf.Source) (net.Conn, error) {
+	raw, err := net.DialTimeout("tcp", addr, forwardDialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	up := tls.Client(raw, nodeTLS.ClientConfig(addr, zk.NodeRelayALPN))
+	_ = raw.SetDeadline(time.Now().Add(relayAnswerTimeout))
+	if err := up.Handshake(); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("node-to-node TLS handshake (ssl.quorum): %w", err)
+	}
+	if got := up.ConnectionState().NegotiatedProtocol; got != zk.NodeRelayALPN {
+		up.Close()
+		return nil, fmt.Errorf("the node does not take relayed clients (it negotiated %q, not %s: an older version, or no sslQuorum there)", got, zk.NodeRelayALPN)
+	}
+	if err := zk.WriteRelayPreamble(up, p); err != nil {
+		up.Close()
+		return nil, err
+	}
+	if err := zk.ReadRelayAnswer(up); err != nil {
+		up.Close()
+		return nil, err
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return up, nil
+}
+
+// relayAnswerTimeout bounds the node-to-node handshake and the wait for
+// the hosting node's answer to the preamble.
+const relayAnswerTimeout = 10 * time.Second
 
 // close stops accepting and closes every forwarded connection.
 func (f *forwarder) close() {

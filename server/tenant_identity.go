@@ -1,11 +1,13 @@
 package server
 
 import (
+	"crypto/tls"
 	"net"
 	"slices"
 	"strings"
 
 	"github.com/zkbridge/zkbridge/server/config"
+	"github.com/zkbridge/zkbridge/server/tlsconf"
 	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/sm"
 )
@@ -16,10 +18,45 @@ import (
 // selects (server/zk/identity.go says how the connection then goes).
 
 // identityRouter is the default door's tenant selection by TLS identity.
+// With peer TLS (sslQuorum) it also relays clients selected by their
+// certificate to hosting nodes, and takes such clients from other nodes,
+// over TLS under the peers' settings (server/zk/relay.go).
 func (s *Server) identityRouter() *zk.IdentityRouter {
-	return &zk.IdentityRouter{
+	r := &zk.IdentityRouter{
 		Lookup:        s.lookupIdentity,
 		RefuseUnknown: s.cfg.TLS.TenantUnknownIdentity == config.UnknownIdentityRefuse,
+	}
+	if s.cfg.TLS.QuorumEnabled && s.cfg.TLS.ClientTLSEnabled() {
+		src, err := tlsconf.NewSource(s.cfg.TLS.Quorum, "ssl.quorum", s.log.With().Str("component", "tenant-relay").Logger())
+		if err != nil {
+			// The Raft transport loads the same stores at Open and
+			// fails the start with this error.
+			s.log.Warn().Err(err).Msg("tenant relay: the peers' TLS stores do not load; clients selected by certificate are not relayed")
+			return r
+		}
+		s.identityFwd.nodeTLS = src
+		r.RelayTLS = relayServerConfig(src)
+	}
+	return r
+}
+
+// relayServerConfig is the server side of the node-to-node relay
+// channel: the peers' certificate and trust store, the relay protocol, and
+// a peer certificate always required and verified, whatever
+// ssl.quorum.clientAuth says: it is what makes the other end a node.
+func relayServerConfig(src *tlsconf.Source) *tls.Config {
+	base := src.ServerConfig(zk.NodeRelayALPN)
+	return &tls.Config{
+		MinVersion: base.MinVersion,
+		NextProtos: base.NextProtos,
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			cfg, err := base.GetConfigForClient(h)
+			if err != nil {
+				return nil, err
+			}
+			cfg.ClientAuth = tls.RequireAndVerifyClientCert
+			return cfg, nil
+		},
 	}
 }
 
@@ -57,6 +94,9 @@ func (s *Server) lookupIdentity(id string) (zk.IdentityRoute, bool) {
 	targets := s.identityTargets(spec)
 	rt.Hosts = strings.Join(targets, ",")
 	rt.Forward = func(c net.Conn) { s.identityFwd.forwardAsync(c, targets) }
+	if s.identityFwd.nodeTLS != nil {
+		rt.Relay = func(c *tls.Conn) { s.identityFwd.relayAsync(c, spec.Name, targets) }
+	}
 	return rt, true
 }
 

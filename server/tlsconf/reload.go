@@ -225,3 +225,32 @@ func VerifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate)
 		return err
 	}
 }
+
+// VerifyClientChain checks a client certificate chain (DER, leaf first)
+// as this source's listeners check one in the handshake: against the
+// trust store in force (the system's CAs without one), for client
+// authentication. It returns the parsed leaf. A node that received the
+// chain from another node (a relayed client) uses it to hold the client
+// to its own trust store.
+func (src *Source) VerifyClientChain(chain [][]byte) (*x509.Certificate, error) {
+	if len(chain) == 0 {
+		return nil, errors.New("no client certificate")
+	}
+	certs := make([]*x509.Certificate, len(chain))
+	for i, raw := range chain {
+		c, err := x509.ParseCertificate(raw)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate %d: %w", i, err)
+		}
+		certs[i] = c
+	}
+	opts := x509.VerifyOptions{Roots: src.current().roots, Intermediates: x509.NewCertPool(),
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		return nil, fmt.Errorf("%s: client certificate %q: %w", src.name, JavaDN(certs[0]), err)
+	}
+	return certs[0], nil
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,11 @@ type IdentityRoute struct {
 	// (nil when this node hosts it; nil with Door nil: this node is placed
 	// to host it and has not started it yet).
 	Forward func(net.Conn)
+	// Relay relays a client whose certificate selected the tenant, after
+	// this node's handshake, to a hosting node over the node-to-node
+	// channel (relay.go). nil when Door is set, when this node is placed
+	// to host the tenant, or without peer TLS (sslQuorum) to relay on.
+	Relay func(client *tls.Conn)
 	// Hosts names the nodes hosting the tenant, for log lines.
 	Hosts string
 }
@@ -56,6 +62,10 @@ type IdentityRouter struct {
 	// RefuseUnknown: a connection whose identities name no tenant is
 	// closed instead of served by this door's (the default) tenant.
 	RefuseUnknown bool
+	// RelayTLS is the server side of the node-to-node channel relayed
+	// clients arrive on (the peers' TLS settings, a peer certificate
+	// required); nil without peer TLS: relayed connections are refused.
+	RelayTLS *tls.Config
 }
 
 // identityRouter is the door's router (nil: identities select nothing).
@@ -82,10 +92,19 @@ func certIdentities(cert *x509.Certificate) []string {
 // (handled); one hosted here is returned, to be handed its connection
 // after this door's handshake. sni is the server name read ("" if none).
 func (c *conn) routeBeforeHandshake(r *IdentityRouter, raw net.Conn) (sni string, local *IdentityRoute, handled bool) {
-	sni, err := peekServerName(raw, tlsHandshakeTimeout)
+	sni, protos, err := peekHello(raw, tlsHandshakeTimeout)
 	if err != nil {
+		if c.plainRelay(raw) {
+			return "", nil, true
+		}
 		c.log.Debug().Err(err).Msg("reading the TLS server name (SNI) from the ClientHello")
 		return "", nil, false
+	}
+	if slices.Contains(protos, NodeRelayALPN) {
+		// Another node relaying a client, or someone posing as one:
+		// never a tenant's client by its server name.
+		c.acceptRelay(r, raw)
+		return "", nil, true
 	}
 	if sni == "" {
 		return "", nil, false
@@ -128,9 +147,21 @@ func (c *conn) routeAfterHandshake(r *IdentityRouter, tc *tls.Conn, sni string, 
 			continue
 		}
 		if rt.Door == nil {
-			c.log.Warn().Str("identity", id).Str("tenant", rt.Tenant).Str("hosted_by", rt.Hosts).
-				Msg("refusing a TLS client: its certificate selects a tenant this node does not host (a certificate is only known after the handshake, so it cannot be forwarded); connect to a node hosting the tenant, send the tenant's identity as the TLS server name, or use the tenant's own port")
-			c.abort()
+			switch {
+			case rt.Relay != nil:
+				c.log.Debug().Str("identity", id).Str("tenant", rt.Tenant).Str("hosted_by", rt.Hosts).
+					Msg("TLS certificate selects a tenant hosted elsewhere: relaying the client")
+				c.detach()
+				go rt.Relay(tc)
+			case rt.Forward == nil:
+				c.log.Info().Str("identity", id).Str("tenant", rt.Tenant).
+					Msg("closing a TLS client: its certificate selects a tenant this node is starting; the client reconnects")
+				c.abort()
+			default:
+				c.log.Warn().Str("identity", id).Str("tenant", rt.Tenant).Str("hosted_by", rt.Hosts).
+					Msg("refusing a TLS client: its certificate selects a tenant this node does not host, and without peer TLS (sslQuorum) there is no authenticated node-to-node channel to relay its identity on; connect to a node hosting the tenant, send the tenant's identity as the TLS server name, use the tenant's own port, or turn on sslQuorum")
+				c.abort()
+			}
 			return false
 		}
 		route, by = &rt, id
@@ -180,36 +211,44 @@ const maxClientHello = 16 << 10
 // peekServerName reads the server name of the TLS ClientHello waiting on
 // nc without consuming it.
 func peekServerName(nc net.Conn, timeout time.Duration) (string, error) {
+	name, _, err := peekHello(nc, timeout)
+	return name, err
+}
+
+// peekHello reads the server name and the offered application protocols
+// (ALPN) of the TLS ClientHello waiting on nc without consuming it.
+func peekHello(nc net.Conn, timeout time.Duration) (string, []string, error) {
 	deadline := time.Now().Add(timeout)
 	var hdr [5]byte
 	if err := peekFull(nc, hdr[:], deadline); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if hdr[0] != tlsRecordHandshake {
-		return "", errors.New("not a TLS handshake record")
+		return "", nil, errors.New("not a TLS handshake record")
 	}
 	n := int(hdr[3])<<8 | int(hdr[4])
 	if n > maxClientHello {
-		return "", errors.New("ClientHello record too large")
+		return "", nil, errors.New("ClientHello record too large")
 	}
 	rec := make([]byte, 5+n)
 	if err := peekFull(nc, rec, deadline); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// crypto/tls parses the hello: a server over the peeked bytes that
 	// stops at the ClientHello callback and writes nowhere.
 	var name string
+	var protos []string
 	stop := errors.New("server name read")
 	srv := tls.Server(&helloConn{r: bytes.NewReader(rec)}, &tls.Config{
 		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-			name = h.ServerName
+			name, protos = h.ServerName, h.SupportedProtos
 			return nil, stop
 		},
 	})
-	if err := srv.Handshake(); !errors.Is(err, stop) && name == "" {
-		return "", err
+	if err := srv.Handshake(); !errors.Is(err, stop) && name == "" && protos == nil {
+		return "", nil, err
 	}
-	return name, nil
+	return name, protos, nil
 }
 
 // peekFull peeks len(b) bytes, waiting for them until deadline.

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,10 @@ const (
 	// modeHandshaken: a TLS connection whose handshake another door of
 	// this node did (its certificate selected this door's tenant).
 	modeHandshaken
+	// modeRelayed: a client another node terminated TLS for and relays
+	// over the node-to-node channel (relay.go); its certificate rides
+	// along.
+	modeRelayed
 )
 
 const (
@@ -62,6 +67,8 @@ type clientListener struct {
 type acceptedConn struct {
 	net.Conn
 	mode listenerMode
+	// cert is a relayed client's certificate (modeRelayed only).
+	cert *x509.Certificate
 }
 
 // cnxnKey is what maxClientCnxns counts a connection under: its address,
@@ -69,7 +76,7 @@ type acceptedConn struct {
 // factory of its own), so plaintext connections up to the limit leave a
 // TLS-only port open. Fixed at accept: startTLS replaces c.nc later.
 func (c *conn) cnxnKey() string {
-	if ac, ok := c.nc.(*acceptedConn); ok && (ac.mode == modeTLS || ac.mode == modeHandshaken) {
+	if ac, ok := c.nc.(*acceptedConn); ok && (ac.mode == modeTLS || ac.mode == modeHandshaken || ac.mode == modeRelayed) {
 		c.secure = true
 	}
 	if c.secure {
@@ -199,8 +206,12 @@ func (c *conn) startTLS() bool {
 	raw := ac.Conn
 	c.nc = raw
 	mode := ac.mode
-	if mode == modeHandshaken {
-		c.addCertIdentity(raw.(*tls.Conn))
+	switch mode {
+	case modeHandshaken:
+		c.addCertIdentity(raw.(*tls.Conn).ConnectionState().PeerCertificates)
+		return true
+	case modeRelayed:
+		c.addCertIdentity([]*x509.Certificate{ac.cert})
 		return true
 	}
 	if mode == modeUnified {
@@ -211,7 +222,7 @@ func (c *conn) startTLS() bool {
 			return false
 		}
 		if b != tlsRecordHandshake {
-			return true
+			return b != relayMagic[0] || !c.plainRelay(raw)
 		}
 	} else if mode == modePlain {
 		return true
@@ -240,14 +251,15 @@ func (c *conn) startTLS() bool {
 	if router != nil && !c.routeAfterHandshake(router, tc, sni, bySNI) {
 		return false
 	}
-	c.addCertIdentity(tc)
+	c.addCertIdentity(tc.ConnectionState().PeerCertificates)
 	return true
 }
 
 // addCertIdentity adds the client certificate's x509 identity (and super,
-// for ssl.x509SuperUser) to the connection's.
-func (c *conn) addCertIdentity(tc *tls.Conn) {
-	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+// for ssl.x509SuperUser) to the connection's; certs is the chain the
+// client presented (leaf first).
+func (c *conn) addCertIdentity(certs []*x509.Certificate) {
+	if len(certs) > 0 {
 		dn := tlsconf.JavaDN(certs[0])
 		ids := []zkproto.Id{{Scheme: "x509", ID: dn}}
 		if su := c.srv.cfg.TLS.X509SuperUser; su != "" && dn == su {
@@ -268,7 +280,11 @@ var tlsWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); 
 // and write it with a syscall of its own, so the frames are copied
 // together first and leave in as few records (16 KiB each) as they fill.
 func (c *conn) writeFrames(batch *net.Buffers) error {
-	if _, ok := c.nc.(*tls.Conn); !ok || len(*batch) < 2 {
+	nc := c.nc
+	if rc, ok := nc.(*relayedConn); ok {
+		nc = rc.Conn
+	}
+	if _, ok := nc.(*tls.Conn); !ok || len(*batch) < 2 {
 		_, err := batch.WriteTo(c.nc)
 		return err
 	}

@@ -86,7 +86,7 @@ type Transport struct {
 	stopFaults chan struct{} // ends the fault file watcher (FaultFileEnv)
 	stopStalls chan struct{} // ends watchStalls
 	stalls     atomic.Int64  // stalls noticed (stall.go)
-	lastRun    atomic.Int64  // when watchStalls last ran, ns after processStart (stale)
+	lastRun    atomic.Int64  // when the process was last seen running, ns after processStart (stall.go)
 
 	mu     sync.Mutex
 	ln     net.Listener

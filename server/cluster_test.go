@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -25,6 +26,10 @@ func startCluster(t *testing.T, n int, tick time.Duration) []*Server {
 
 // startClusterWith is startCluster with each node's configuration passed
 // through mutate (if not nil) before it starts.
+// clusterLogOutput, when set, is where startClusterWith's node i logs
+// (a test that reads the logs sets it and restores it).
+var clusterLogOutput func(node int) io.Writer
+
 func startClusterWith(t *testing.T, n int, tick time.Duration, mutate func(*Config)) []*Server {
 	t.Helper()
 	peers := map[uint64]string{}
@@ -40,7 +45,11 @@ func startClusterWith(t *testing.T, n int, tick time.Duration, mutate func(*Conf
 		if mutate != nil {
 			mutate(&cfg)
 		}
-		s, err := New(cfg, zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Int("node", i).Logger())
+		var out io.Writer = os.Stderr
+		if clusterLogOutput != nil {
+			out = clusterLogOutput(i)
+		}
+		s, err := New(cfg, zerolog.New(out).Level(zerolog.WarnLevel).With().Int("node", i).Logger())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/zkbridge/zkbridge/server/tlsconf"
 	"github.com/zkbridge/zkbridge/server/tlsconf/tlstest"
 	"github.com/zkbridge/zkbridge/server/zk"
@@ -208,6 +210,25 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	eventually(t, 10*time.Second, "the plaintext preamble's refusal in the hosting node's log", func() bool {
 		return strings.Contains(logs[home].String(), "refusing a relayed client: a relay preamble arrived in plaintext")
 	})
+	// A node's own certificate: a preamble for a tenant the node it goes
+	// to does not serve, or that the certificate does not select, is
+	// answered with the reason (a relayed client is never relayed again).
+	nodeTLS, err := tlsconf.NewSource(peer, "ssl.quorum", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addr, tenant, refusal string
+	}{
+		{servers[away].zk.SecureAddr(), "far", "does not serve tenant \"far\""},
+		{homeSecure, "elsewhere", "selects tenant \"far\" here, not \"elsewhere\""},
+	} {
+		_, err := relayDial(tc.addr, zk.RelayPreamble{Tenant: tc.tenant, ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, nodeTLS)
+		if err == nil || !strings.Contains(err.Error(), tc.refusal) {
+			t.Fatalf("a node's preamble for %q to %s: %v, want a refusal saying %q", tc.tenant, tc.addr, err, tc.refusal)
+		}
+	}
+
 	// A session outlives its connection until it times out: one opened
 	// by a forged preamble would still count here.
 	if n := servers[home].Tenant("far").SessionCount(); n > before {

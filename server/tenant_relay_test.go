@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"os/exec"
@@ -145,6 +146,19 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	c.send(zkproto.OpExists, &zkproto.ExistsRequest{Path: "/open"})
 	if h, _ := c.reply(); h.Err != zkproto.ErrOK {
 		t.Fatalf("exists /open after pinging past the session timeout: %v", h.Err)
+	}
+	// A four-letter word from a certificate client is answered by the
+	// hosting node's tenant door: cons lists the relayed session.
+	fw, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", servers[away].zk.SecureAddr(), f.clientConfig(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = fw.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = fw.Write([]byte("cons"))
+	cons, _ := io.ReadAll(fw)
+	fw.Close()
+	if !strings.Contains(string(cons), fmt.Sprintf("sid=0x%x", uint64(c.sid))) {
+		t.Fatalf("cons through the relay does not list the relayed session 0x%x:\n%s", uint64(c.sid), cons)
 	}
 	if got := dataAt(t, servers[away].ClientAddr(), "/open"); got != "" {
 		t.Fatalf("the relaying node's default tenant has /open: %q", got)

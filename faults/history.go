@@ -97,6 +97,14 @@ func (h *History) Ops(w string) []Op {
 // (of any client and workload) within [from, to], counting from from and
 // up to to: the write unavailability around a fault.
 func (h *History) WriteGap(from, to time.Time) time.Duration {
+	start, end := h.WriteGapSpan(from, to)
+	return end.Sub(start)
+}
+
+// WriteGapSpan is where WriteGap's longest gap lies: the acknowledgement
+// (or from) it starts after and the one (or to) that ends it, so a round's
+// gap can be placed in the nodes' logs.
+func (h *History) WriteGapSpan(from, to time.Time) (start, end time.Time) {
 	var acks []time.Time
 	for _, op := range h.Ops("") {
 		if op.Kind != "read" && op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {
@@ -104,12 +112,16 @@ func (h *History) WriteGap(from, to time.Time) time.Duration {
 		}
 	}
 	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
-	prev, gap := from, time.Duration(0)
+	acks = append(acks, to)
+	prev := from
+	start, end = from, from
 	for _, t := range acks {
-		gap = max(gap, t.Sub(prev))
+		if t.Sub(prev) > end.Sub(start) {
+			start, end = prev, t
+		}
 		prev = t
 	}
-	return max(gap, to.Sub(prev))
+	return start, end
 }
 
 // ClientStall is the longest time one client waited between two of its

@@ -438,10 +438,14 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			h.AddFault(start, time.Now())
 		}
 		time.Sleep(cfg.Cooldown)
-		gaps = append(gaps, h.WriteGap(start, time.Now()))
+		gapStart, gapEnd := h.WriteGapSpan(start, time.Now())
+		gaps = append(gaps, gapEnd.Sub(gapStart))
 		stalls = append(stalls, h.ClientStall(start, time.Now()))
 		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "%s %s round %d: write gap %v, longest client stall %v\n", c.Name(), n.Name, r+1, gaps[len(gaps)-1].Round(time.Millisecond), stalls[len(stalls)-1].Round(time.Millisecond))
+			// The fault's start and the gap's ends in wall-clock time
+			// (UTC, as the nodes log) place a round in the node logs.
+			fmt.Fprintf(cfg.Log, "%s %s round %d: write gap %v (%s to %s; fault at %s), longest client stall %v\n", c.Name(), n.Name, r+1, gaps[len(gaps)-1].Round(time.Millisecond),
+				gapStart.UTC().Format("15:04:05.000"), gapEnd.UTC().Format("15:04:05.000"), start.UTC().Format("15:04:05.000"), stalls[len(stalls)-1].Round(time.Millisecond))
 		}
 	}
 	close(stop)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -316,5 +317,70 @@ func TestTenantCertificateClientRefusedWithoutPeerTLS(t *testing.T) {
 	})
 	if n := servers[home].Tenant("far").SessionCount(); n != 0 {
 		t.Fatalf("tenant far has %d sessions", n)
+	}
+}
+
+// TestTenantRelayBench measures what the relay costs a certificate client
+// (ZKBRIDGE_RELAY_BENCH=1): connection set-up (TLS and session) and
+// getData round trips, direct to the hosting node's secure port against
+// through a non-hosting node, alternated over rounds.
+func TestTenantRelayBench(t *testing.T) {
+	if os.Getenv("ZKBRIDGE_RELAY_BENCH") == "" {
+		t.Skip("a benchmark: ZKBRIDGE_RELAY_BENCH=1")
+	}
+	f := identityFixture(t)
+	hosts := tenantHosts(3)
+	peer := peerStores(t, hosts)
+	securePort := freeTenantPort(t, hosts...)
+	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
+		host := hosts[c.ReplicaID-1]
+		c.ClientAddr = host + ":0"
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
+		c.TLS.QuorumEnabled = true
+		c.TLS.Quorum = peer
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, hosts...)
+	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := int(info.Replicas[0]) - 1
+	away := (home + 1) % 3
+	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
+		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
+	})
+	user := f.clientCert(cnAVA("far-user"))
+	const rounds, reads = 5, 3000
+	type figures struct{ connect, rtt []time.Duration }
+	results := map[string]*figures{"direct": {}, "relayed": {}}
+	addrs := map[string]string{"direct": servers[home].zk.SecureAddr(), "relayed": servers[away].zk.SecureAddr()}
+	createAs(t, dialTLS(t, addrs["direct"], f.clientConfig(user)), "/bench", "x")
+	for range rounds {
+		for _, mode := range []string{"direct", "relayed"} {
+			start := time.Now()
+			c := dialTLS(t, addrs[mode], f.clientConfig(user))
+			results[mode].connect = append(results[mode].connect, time.Since(start))
+			for range reads {
+				s := time.Now()
+				c.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/bench"})
+				if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+					t.Fatalf("%s getData: %v", mode, h.Err)
+				}
+				results[mode].rtt = append(results[mode].rtt, time.Since(s))
+			}
+			c.nc.Close()
+		}
+	}
+	pct := func(d []time.Duration, p int) time.Duration {
+		slices.Sort(d)
+		return d[(len(d)-1)*p/100]
+	}
+	for _, mode := range []string{"direct", "relayed"} {
+		r := results[mode]
+		t.Logf("%-7s connect+session p50 %v; getData p50 %v p99 %v (%d rounds of %d)", mode,
+			pct(r.connect, 50).Round(10*time.Microsecond), pct(r.rtt, 50).Round(time.Microsecond), pct(r.rtt, 99).Round(time.Microsecond), rounds, reads)
 	}
 }

@@ -209,6 +209,10 @@ func (r *relayedConn) RemoteAddr() net.Addr { return r.client }
 // a well-formed preamble for a tenant hosted here is refused, logged, and
 // closed before any session.
 func (c *conn) acceptRelay(r *IdentityRouter, raw net.Conn) {
+	// Not a client of this door: its handshake does not hold one of the
+	// relaying node's maxClientCnxns places (the client is counted under
+	// its own address by the tenant's door).
+	c.srv.unregisterConn(c)
 	refuse := func(err error, nc net.Conn, answer string) {
 		c.log.Warn().Err(err).
 			Msg("refusing a relayed client: the relay protocol (" + NodeRelayALPN + ") is only accepted from a cluster node, authenticated by its ssl.quorum certificate, with a preamble naming a tenant this node hosts; no session was opened")

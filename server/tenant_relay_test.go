@@ -92,7 +92,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 
 	// ServerName is an IP address: crypto/tls sends no SNI, as kazoo 2.8.
 	user := f.clientCert(cnAVA("far-user"))
-	c := dialTLS(t, servers[away].zk.SecureAddr(), f.clientConfig(user))
+	c, session := relayedSession(t, servers[away].zk.SecureAddr(), f.clientConfig(user), zkproto.ConnectRequest{})
 	if n := servers[home].Tenant("far").SessionCount(); n != 1 {
 		t.Fatalf("tenant far holds %d sessions on its node, want the relayed client's", n)
 	}
@@ -160,6 +160,19 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	fw.Close()
 	if !strings.Contains(string(cons), fmt.Sprintf("sid=0x%x", uint64(c.sid))) {
 		t.Fatalf("cons through the relay does not list the relayed session 0x%x:\n%s", uint64(c.sid), cons)
+	}
+	// The session moves to a connection through the other non-hosting
+	// node, as between ZooKeeper servers, x509 identity included.
+	c.nc.Close()
+	third := (home + 2) % 3
+	moved, resp := relayedSession(t, servers[third].zk.SecureAddr(), f.clientConfig(user),
+		zkproto.ConnectRequest{SessionID: session.SessionID, Passwd: session.Passwd, LastZxidSeen: servers[home].Tenant("far").LastZxid()})
+	if resp.SessionID != session.SessionID {
+		t.Fatalf("reconnecting through node %d: session 0x%x, want 0x%x", third+1, resp.SessionID, session.SessionID)
+	}
+	moved.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/mine"})
+	if h, _ := moved.reply(); h.Err != zkproto.ErrOK {
+		t.Fatalf("the moved session reads /mine: %v", h.Err)
 	}
 	if got := dataAt(t, servers[away].ClientAddr(), "/open"); got != "" {
 		t.Fatalf("the relaying node's default tenant has /open: %q", got)
@@ -249,6 +262,29 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	if n := servers[home].Tenant("far").SessionCount(); n > before {
 		t.Fatalf("tenant far has %d sessions after the forged preambles, %d before", n, before)
 	}
+}
+
+// relayedSession opens a session (req's, or a new one) over TLS at addr
+// and returns the client and the server's answer.
+func relayedSession(t *testing.T, addr string, cfg *tls.Config, req zkproto.ConnectRequest) (*testClient, zkproto.ConnectResponse) {
+	t.Helper()
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		t.Fatalf("TLS dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := &testClient{t: t, nc: nc, fr: zkproto.NewFrameReader(nc, 4<<20)}
+	if req.Passwd == nil {
+		req.Passwd = make([]byte, 16)
+	}
+	req.TimeOut = 30000
+	c.write(&req)
+	var resp zkproto.ConnectResponse
+	if err := zkproto.Unmarshal(c.next(), &resp); err != nil || resp.SessionID == 0 {
+		t.Fatalf("session through %s: %+v %v", addr, resp, err)
+	}
+	c.sid = resp.SessionID
+	return c, resp
 }
 
 // nextEvent reads frames until a watch notification and returns it.

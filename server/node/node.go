@@ -353,6 +353,10 @@ type RaftState struct {
 	IsLeader    bool
 	ReplicaID   uint64
 	RaftAddress string
+	// ProposalsDroppedNoLeader counts this replica's proposals Raft
+	// dropped because it knew no leader (mid-election); each waited for a
+	// leader and went to it, or failed after 3 s without one.
+	ProposalsDroppedNoLeader int64
 }
 
 // Raft returns the replica's view of the leader and term.

@@ -67,6 +67,9 @@ type raftNode struct {
 	// inflight is the size of this replica's proposals still waiting, in
 	// bytes (retryAfter).
 	inflight atomic.Int64
+	// droppedNoLeader counts proposals Raft dropped because this replica
+	// knew no leader (mid-election); each waits for one (await).
+	droppedNoLeader atomic.Int64
 }
 
 // noteLatency folds a completed proposal's latency into the average
@@ -565,6 +568,9 @@ const (
 	maxProposalRetryAfter = 2 * time.Second
 	maxProposalAttempts   = 8
 	abandonAfter          = 3 * time.Second
+	// droppedPoll: how often a proposal dropped for want of a leader
+	// looks for one besides the leader change reports.
+	droppedPoll = 20 * time.Millisecond
 )
 
 // abandonAfterFor is how long a proposal that cannot be repeated waits for
@@ -614,7 +620,7 @@ func retrySafe(cmd *sm.Command) bool {
 // read index against the new leader), waits resultSettle more, then
 // reports errOutcomeUnknown: the entry was lost, or its outcome is unknown.
 func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat.RequestState, retry bool, abandon time.Duration) (dragonboat.RequestResult, error) {
-	_, term0, _ := r.leaders.current()
+	leader0, term0, _ := r.leaders.current()
 	wait := r.retryAfter()
 	if !retry {
 		wait = abandon
@@ -625,14 +631,22 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 	// anything else happens: wait for it here, without the watcher
 	// goroutine and channel below (one goroutine hand-off less per write,
 	// issue 36). Anything else hands the first attempt to the general
-	// path, which has not read its result yet.
+	// path, which has not read its result yet (or, dropped for want of a
+	// leader, has it in firstDropped).
+	var firstDropped *dragonboat.RequestResult
 	select {
 	case res := <-first.ResultC():
 		first.Release()
 		if res.Completed() {
 			return res, nil
 		}
-		return res, fmt.Errorf("proposal %s", requestOutcome(res))
+		if !retry || !res.Dropped() {
+			if res.Dropped() {
+				r.droppedNoLeader.Add(1)
+			}
+			return res, fmt.Errorf("proposal %s", requestOutcome(res))
+		}
+		firstDropped = &res
 	case <-changed:
 	case <-timer.C:
 		// Fire again at once: the loop below retries or gives up.
@@ -651,7 +665,64 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			results <- res
 		}()
 	}
-	watch(first)
+	// sawNoLeader: a report of no leader came since leader0 and term0.
+	sawNoLeader := false
+	// dropped is the last attempt's result while every attempt was
+	// dropped for want of a leader and the proposal waits for one
+	// (droppedSince: when the first was), to be proposed again.
+	var dropped *dragonboat.RequestResult
+	var droppedSince time.Time
+	// A proposal dropped because this replica knew no leader (a candidate,
+	// or a follower that lost its leader: mid-election) never entered any
+	// log, so proposing it again once a leader is known is safe; failing
+	// it closed the client's connection (ConnectionLoss), and the client
+	// reconnected, perhaps to the very node that had stopped, while the
+	// new leader was already taking writes (issue 34). It waits for a
+	// leader at most abandonAfter, then fails as before (not applied).
+	waitForLeader := func(res dragonboat.RequestResult) bool {
+		if res.Dropped() {
+			r.droppedNoLeader.Add(1)
+		}
+		if !retry || !res.Dropped() || attempts >= maxProposalAttempts {
+			return false
+		}
+		if dropped == nil {
+			droppedSince = time.Now()
+		}
+		if time.Since(droppedSince) > abandonAfter {
+			return false
+		}
+		dropped = &res
+		timer.Reset(droppedPoll)
+		return true
+	}
+	// proposeDropped proposes a dropped proposal again if a leader is
+	// known; false: still none (or dragonboat refused it: polled again).
+	proposeDropped := func() bool {
+		id, term, next := r.leaders.current()
+		changed = next
+		if id == 0 {
+			return false
+		}
+		rs, err := r.proposeOnce(data)
+		if err != nil {
+			r.log.Debug().Err(err).Msg("proposing a dropped proposal again failed")
+			return false
+		}
+		r.log.Debug().Int("attempt", attempts+1).Uint64("leader", id).Uint64("term", term).Msg("proposal dropped for want of a leader; proposing it to the leader now known")
+		dropped, leader0, term0, sawNoLeader = nil, id, term, false
+		watch(rs)
+		timer.Reset(r.retryAfter())
+		return true
+	}
+	if firstDropped != nil {
+		attempts = 1
+		if !waitForLeader(*firstDropped) {
+			return *firstDropped, fmt.Errorf("proposal %s", requestOutcome(*firstDropped))
+		}
+	} else {
+		watch(first)
+	}
 	for {
 		select {
 		case res := <-results:
@@ -659,10 +730,17 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			if res.Completed() {
 				return res, nil
 			}
-			if pending == 0 {
+			if pending == 0 && !waitForLeader(res) {
 				return res, fmt.Errorf("proposal %s", requestOutcome(res))
 			}
 		case <-changed:
+			if dropped != nil {
+				if !proposeDropped() {
+					// Still no leader, or refused: poll for one.
+					timer.Reset(droppedPoll)
+				}
+				continue
+			}
 			// A new leader (a new term) never saw a proposal its deposed
 			// predecessor took and lost: one that may be repeated goes to
 			// the new leader as soon as it is known, instead of settling
@@ -679,13 +757,24 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			if id == 0 {
 				// Mid-election (a PreVote reports no leader in the old
 				// term): propose once the winner is known.
-				changed = next
+				changed, sawNoLeader = next, true
+				continue
+			}
+			if term == term0 && id == leader0 && sawNoLeader {
+				// A PreVote that came to nothing: the same leader in the
+				// same term (none can be elected twice in one term), so
+				// nothing was lost with a leader change. Settling here
+				// answered ConnectionLoss once the real election, soon
+				// after, was over (a host stall: every node's election
+				// ticks at once, issue 34); a message lost meanwhile is
+				// proposed again when the timer fires.
+				changed, sawNoLeader = next, false
 				continue
 			}
 			if term == term0 {
 				return r.settleAfterLeaderChange(results, pending)
 			}
-			changed, term0 = next, term
+			changed, term0, leader0, sawNoLeader = next, term, id, false
 			rs, err := r.proposeOnce(data)
 			if err != nil {
 				r.log.Debug().Err(err).Msg("proposing to the new leader failed")
@@ -695,6 +784,16 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			watch(rs)
 			timer.Reset(r.retryAfter())
 		case <-timer.C:
+			if dropped != nil {
+				if proposeDropped() {
+					continue
+				}
+				if time.Since(droppedSince) > abandonAfter {
+					return *dropped, fmt.Errorf("proposal %s", requestOutcome(*dropped))
+				}
+				timer.Reset(droppedPoll)
+				continue
+			}
 			if retry && r.isLeader() {
 				// Still the leader (a change would have fired changed): its
 				// own proposal is in its log or was reported dropped, never
@@ -921,7 +1020,7 @@ func requestOutcome(res dragonboat.RequestResult) string {
 func (r *raftNode) status() RaftState {
 	id, term, ok := r.leader()
 	return RaftState{LeaderID: id, Term: term, HasLeader: ok, IsLeader: ok && id == r.replicaID,
-		ReplicaID: r.replicaID, RaftAddress: r.nh.RaftAddress()}
+		ReplicaID: r.replicaID, RaftAddress: r.nh.RaftAddress(), ProposalsDroppedNoLeader: r.droppedNoLeader.Load()}
 }
 
 // commitIndex is the commit index of this replica's last persisted Raft

@@ -2,6 +2,8 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -36,8 +38,36 @@ func (s *Server) identityRouter() *zk.IdentityRouter {
 		}
 		s.identityFwd.nodeTLS = src
 		r.RelayTLS = relayServerConfig(src)
+		if !s.cfg.TLS.Quorum.HostnameVerificationDisabled {
+			r.RelayFrom = s.relayFromMember
+		}
 	}
 	return r
+}
+
+// relayFromMember admits a relaying node whose peer certificate names the
+// host of a cluster member (its Raft or client address), as a dialing
+// peer checks the node it dials: a certificate the peer CA signed for
+// something else is not a node. With ssl.quorum.hostnameVerification=false
+// the chain to the peer CA alone admits it.
+func (s *Server) relayFromMember(cert *x509.Certificate) error {
+	var hosts []string
+	for _, m := range s.node.Membership().Directory {
+		for _, addr := range []string{m.RaftAddr, m.ClientAddr} {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil || host == "" {
+				continue
+			}
+			if cert.VerifyHostname(host) == nil {
+				return nil
+			}
+			if !slices.Contains(hosts, host) {
+				hosts = append(hosts, host)
+			}
+		}
+	}
+	slices.Sort(hosts)
+	return fmt.Errorf("its certificate %q names none of the members' hosts %v (ssl.quorum.hostnameVerification=false admits any certificate of the peer CA)", tlsconf.JavaDN(cert), hosts)
 }
 
 // relayServerConfig is the server side of the node-to-node relay

@@ -26,7 +26,7 @@ import (
 // peerStores issues a node certificate (naming the test cluster's loopback
 // hosts) from a peer CA of its own, apart from the clients' CA: the
 // ssl.quorum.* settings of every node.
-func peerStores(t *testing.T, hosts []string) tlsconf.Settings {
+func peerStores(t *testing.T, hosts []string) (tlsconf.Settings, *tlstest.CA) {
 	t.Helper()
 	ca, err := tlstest.NewCA("zkbridge peer CA")
 	if err != nil {
@@ -49,7 +49,7 @@ func peerStores(t *testing.T, hosts []string) tlsconf.Settings {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tlsconf.Settings{KeyStore: tlsconf.Store{Location: ks}, TrustStore: tlsconf.Store{Location: ts}}
+	return tlsconf.Settings{KeyStore: tlsconf.Store{Location: ks}, TrustStore: tlsconf.Store{Location: ts}}, ca
 }
 
 // A client chosen by its certificate alone (no SNI) that connects to a
@@ -64,7 +64,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	}
 	f := identityFixture(t)
 	hosts := tenantHosts(3)
-	peer := peerStores(t, hosts)
+	peer, peerCA := peerStores(t, hosts)
 	logs := []*lockedBuffer{{}, {}, {}}
 	clusterLogOutput = func(i int) io.Writer { return logs[i-1] }
 	t.Cleanup(func() { clusterLogOutput = nil })
@@ -257,6 +257,31 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 		}
 	}
 
+	// A certificate of the peer CA that names no member's host is not a
+	// node's.
+	intruder, err := peerCA.Issue(tlstest.Options{CN: "intruder", DNSNames: []string{"intruder.example"}, IPs: []net.IP{net.IPv4(10, 9, 9, 9)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intruderStore, err := intruder.WritePEMKeyStore(t.TempDir(), "intruder.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	intruderSettings := peer
+	intruderSettings.KeyStore = tlsconf.Store{Location: intruderStore}
+	intruderTLS, err := tlsconf.NewSource(intruderSettings, "ssl.quorum", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up, err := relayDial(homeSecure, zk.RelayPreamble{Tenant: "far", ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, intruderTLS); err == nil {
+		up.Close()
+		t.Fatal("a peer-CA certificate naming no member's host relayed a client")
+	}
+	eventually(t, 10*time.Second, "the intruder's refusal in the hosting node's log", func() bool {
+		// (the log is JSON: the quotes around the DN are escaped)
+		return strings.Contains(logs[home].String(), `not a cluster member: its certificate \"CN=intruder\" names none of the members' hosts`)
+	})
+
 	// A session outlives its connection until it times out: one opened
 	// by a forged preamble would still count here.
 	if n := servers[home].Tenant("far").SessionCount(); n > before {
@@ -366,7 +391,7 @@ func TestTenantRelayBench(t *testing.T) {
 	}
 	f := identityFixture(t)
 	hosts := tenantHosts(3)
-	peer := peerStores(t, hosts)
+	peer, _ := peerStores(t, hosts)
 	securePort := freeTenantPort(t, hosts...)
 	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
 		host := hosts[c.ReplicaID-1]

@@ -66,6 +66,9 @@ type IdentityRouter struct {
 	// clients arrive on (the peers' TLS settings, a peer certificate
 	// required); nil without peer TLS: relayed connections are refused.
 	RelayTLS *tls.Config
+	// RelayFrom, when set, must also accept the relaying node's verified
+	// certificate (a member's identity, not only the peer CA's).
+	RelayFrom func(node *x509.Certificate) error
 }
 
 // identityRouter is the door's router (nil: identities select nothing).

@@ -238,6 +238,12 @@ func (c *conn) acceptRelay(r *IdentityRouter, raw net.Conn) {
 		return
 	}
 	node := tc.ConnectionState().PeerCertificates[0]
+	if r.RelayFrom != nil {
+		if err := r.RelayFrom(node); err != nil {
+			refuse(fmt.Errorf("not a cluster member: %w", err), tc, "")
+			return
+		}
+	}
 	br := bufio.NewReaderSize(tc, 4096)
 	p, err := readRelayPreamble(br)
 	if err != nil {

@@ -158,23 +158,23 @@ func (f *forwarder) splice(client, up net.Conn) {
 // the peers' settings (f.nodeTLS, ssl.quorum.*) with the relay protocol, a
 // preamble with the tenant and the client's certificate chain, then the
 // client's decrypted bytes both ways (server/zk/relay.go).
-func (f *forwarder) relayAsync(client *tls.Conn, tenant string, targets []string) {
+func (f *forwarder) relayAsync(client *tls.Conn, tenant string, targets []relayTarget) {
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); f.relayTo(client, tenant, targets) }()
 }
 
-func (f *forwarder) relayTo(client *tls.Conn, tenant string, targets []string) {
+func (f *forwarder) relayTo(client *tls.Conn, tenant string, targets []relayTarget) {
 	defer client.Close()
 	preamble := zk.RelayPreamble{Tenant: tenant, ClientAddr: client.RemoteAddr().String(), Chain: zk.CertChain(client)}
 	var last error
-	for _, addr := range targets {
-		up, err := relayDial(addr, preamble, f.nodeTLS)
+	for _, t := range targets {
+		up, err := relayDial(t.addr, t.peerName, preamble, f.nodeTLS)
 		if err == nil {
 			f.splice(client, up)
 			return
 		}
-		last = fmt.Errorf("%s: %w", addr, err)
-		f.log.Info().Err(err).Str("node", addr).Str("tenant", tenant).Msg("relay: a hosting node did not take the client; trying the next")
+		last = fmt.Errorf("%s: %w", t.addr, err)
+		f.log.Info().Err(err).Str("node", t.addr).Str("tenant", tenant).Msg("relay: a hosting node did not take the client; trying the next")
 	}
 	if last == nil {
 		last = errors.New("no node to relay to")
@@ -183,14 +183,24 @@ func (f *forwarder) relayTo(client *tls.Conn, tenant string, targets []string) {
 		Msg("relay: no node hosting the tenant accepts the relayed client; closing its connection (it reconnects)")
 }
 
-// relayDial opens the node-to-node channel to addr and has the preamble
-// accepted.
-func relayDial(addr string, p zk.RelayPreamble, nodeTLS *tlsconf.Source) (net.Conn, error) {
+// relayTarget is a hosting node to relay to: the address of its secure
+// client port, and its Raft address, whose host its peer certificate names.
+type relayTarget struct {
+	addr, peerName string
+}
+
+// relayDial opens the node-to-node channel to addr, checking that the
+// node's certificate names the host of peerName (its Raft address; addr
+// when empty) as a peer connection does, and has the preamble accepted.
+func relayDial(addr, peerName string, p zk.RelayPreamble, nodeTLS *tlsconf.Source) (net.Conn, error) {
 	raw, err := net.DialTimeout("tcp", addr, forwardDialTimeout)
 	if err != nil {
 		return nil, err
 	}
-	up := tls.Client(raw, nodeTLS.ClientConfig(addr, zk.NodeRelayALPN))
+	if peerName == "" {
+		peerName = addr
+	}
+	up := tls.Client(raw, nodeTLS.ClientConfig(peerName, zk.NodeRelayALPN))
 	_ = raw.SetDeadline(time.Now().Add(relayAnswerTimeout))
 	if err := up.Handshake(); err != nil {
 		raw.Close()

@@ -125,7 +125,8 @@ func (s *Server) lookupIdentity(id string) (zk.IdentityRoute, bool) {
 	rt.Hosts = strings.Join(targets, ",")
 	rt.Forward = func(c net.Conn) { s.identityFwd.forwardAsync(c, targets) }
 	if s.identityFwd.nodeTLS != nil {
-		rt.Relay = func(c *tls.Conn) { s.identityFwd.relayAsync(c, spec.Name, targets) }
+		relays := s.relayTargets(spec, targets)
+		rt.Relay = func(c *tls.Conn) { s.identityFwd.relayAsync(c, spec.Name, relays) }
 	}
 	return rt, true
 }
@@ -142,6 +143,29 @@ func (s *Server) identityTargets(spec *sm.Tenant) []string {
 	for _, id := range spec.Replicas {
 		if host, _, err := net.SplitHostPort(dir[id].ClientAddr); err == nil {
 			out = append(out, net.JoinHostPort(host, port))
+		}
+	}
+	return out
+}
+
+// relayTargets pairs the hosting nodes' secure client addresses with their
+// Raft addresses, whose host their peer certificate names (the peers
+// check it when they dial each other): a relay verifies the hosting node
+// by that name, even where its client address has another host.
+func (s *Server) relayTargets(spec *sm.Tenant, addrs []string) []relayTarget {
+	dir := s.node.Membership().Directory
+	var out []relayTarget
+	for _, id := range spec.Replicas {
+		m := dir[id]
+		host, _, err := net.SplitHostPort(m.ClientAddr)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if h, _, _ := net.SplitHostPort(a); h == host {
+				out = append(out, relayTarget{addr: a, peerName: m.RaftAddr})
+				break
+			}
 		}
 	}
 	return out

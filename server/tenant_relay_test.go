@@ -251,7 +251,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 		{servers[away].zk.SecureAddr(), "far", "does not serve tenant \"far\""},
 		{homeSecure, "elsewhere", "selects tenant \"far\" here, not \"elsewhere\""},
 	} {
-		_, err := relayDial(tc.addr, zk.RelayPreamble{Tenant: tc.tenant, ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, nodeTLS)
+		_, err := relayDial(tc.addr, "", zk.RelayPreamble{Tenant: tc.tenant, ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, nodeTLS)
 		if err == nil || !strings.Contains(err.Error(), tc.refusal) {
 			t.Fatalf("a node's preamble for %q to %s: %v, want a refusal saying %q", tc.tenant, tc.addr, err, tc.refusal)
 		}
@@ -273,7 +273,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up, err := relayDial(homeSecure, zk.RelayPreamble{Tenant: "far", ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, intruderTLS); err == nil {
+	if up, err := relayDial(homeSecure, "", zk.RelayPreamble{Tenant: "far", ClientAddr: "127.0.0.9:1", Chain: [][]byte{user.Leaf.Raw}}, intruderTLS); err == nil {
 		up.Close()
 		t.Fatal("a peer-CA certificate naming no member's host relayed a client")
 	}

@@ -4,7 +4,9 @@
 // (deferred.go), the watch manager (watch.go), four-letter words and the
 // AdminServer commands (fourlw.go, commands.go), read-only mode
 // (readonly.go), reconfig and /zookeeper/config (reconfig.go,
-// dynconfig.go). It works through the replicated core's surface
+// dynconfig.go), tenant selection by TLS identity on the shared secure
+// port and the relay of certificate-selected clients between nodes
+// (identity.go, relay.go). It works through the replicated core's surface
 // (server/node) alone.
 //
 // Ordering is the heart of it. Writes of a connection are proposed in

@@ -32,8 +32,10 @@ import (
 // A tenant hosted here gets the connection after this door's handshake
 // (same key store), its x509 identity included. A certificate is only
 // known after the handshake: a connection selected by it is handed to the
-// tenant's door here, which requires this node to host the tenant (else it
-// is refused, with a log line naming the nodes that do).
+// tenant's door here when this node hosts the tenant, else relayed to a
+// hosting node over the node-to-node channel (relay.go), or refused, with
+// a log line naming the nodes that do, when the cluster has no peer TLS
+// to relay on.
 
 // IdentityRoute is where an identity sends a connection.
 type IdentityRoute struct {

@@ -892,11 +892,15 @@ const (
 // retryRead runs attempt until one succeeds, one fails with an error final
 // says retrying cannot help, or ctx ends (then the last error is returned).
 func retryRead[T any](ctx context.Context, attempt func(context.Context) (T, error), final func(error) bool) (T, error) {
-	return retryReadFrom(ctx, readRetryAfter, attempt, final)
+	return retryReadFrom(ctx, readRetryAfter, attempt, final, nil)
 }
 
-// retryReadFrom is retryRead asking again first after wait.
-func retryReadFrom[T any](ctx context.Context, wait time.Duration, attempt func(context.Context) (T, error), final func(error) bool) (T, error) {
+// retryReadFrom is retryRead asking again first after wait. With leaders,
+// a new leader is asked soon after it is known (firstRetryAfterElection),
+// the backoff starting afresh: a read index lost with a paused leader, or
+// dropped mid-election, otherwise waited out the backoff (a sync answered
+// 600 ms after the pause began, the new leader elected at 300, issue 34).
+func retryReadFrom[T any](ctx context.Context, wait time.Duration, attempt func(context.Context) (T, error), final func(error) bool, leaders *leaderWatch) (T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the attempts still running give up
 	type outcome struct {
@@ -908,9 +912,20 @@ func retryReadFrom[T any](ctx context.Context, wait time.Duration, attempt func(
 	var last error
 	next := time.NewTimer(0)
 	defer next.Stop()
+	var changed <-chan struct{} // nil without leaders: never fires
+	if leaders != nil {
+		_, _, changed = leaders.current()
+	}
 	started, running := 0, 0
 	for {
 		select {
+		case <-changed:
+			id, _, after := leaders.current()
+			changed = after
+			if id != 0 {
+				next.Reset(firstRetryAfterElection)
+				wait = 2 * firstRetryAfterElection
+			}
 		case <-next.C:
 			if started == maxReadAttempts {
 				continue
@@ -941,7 +956,7 @@ func retryReadFrom[T any](ctx context.Context, wait time.Duration, attempt func(
 // catchUp returns once the local replica applied everything the leader had
 // committed when asked, or ctx ends.
 func (r *raftNode) catchUp(ctx context.Context) error {
-	_, err := retryRead(ctx, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
+	_, err := retryReadFrom(ctx, readRetryAfter, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) }, r.leaders)
 	return err
 }
 
@@ -954,7 +969,7 @@ func (r *raftNode) catchUpAfterElection(ctx context.Context) error {
 	if err := r.waitLeader(ctx); err != nil {
 		return err
 	}
-	_, err := retryReadFrom(ctx, firstRetryAfterElection, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) })
+	_, err := retryReadFrom(ctx, firstRetryAfterElection, r.readIndexOnce, func(err error) bool { return !errors.Is(err, errReadRetry) }, r.leaders)
 	return err
 }
 

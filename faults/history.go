@@ -30,6 +30,7 @@ type Op struct {
 	OutValue int64 // read: the value read
 	Version  int32 // the version read or written
 	Path     string
+	Server   string // register, set, counter: the address the client was connected to at the return
 }
 
 // History collects the operations of a run, from many goroutines, and
@@ -122,6 +123,27 @@ func (h *History) WriteGapSpan(from, to time.Time) (start, end time.Time) {
 		prev = t
 	}
 	return start, end
+}
+
+// WritersOn counts, per server address, the register, set and counter
+// clients whose last operation before at returned from that server: where
+// the writers were when a write gap began (all of them on a paused node
+// wait for their library's timeout together).
+func (h *History) WritersOn(at time.Time) map[string]int {
+	last := map[int]Op{}
+	for _, op := range h.Ops("") {
+		if op.Server == "" || op.Return.After(at) {
+			continue
+		}
+		if prev, ok := last[op.Client]; !ok || op.Return.After(prev.Return) {
+			last[op.Client] = op
+		}
+	}
+	on := map[string]int{}
+	for _, op := range last {
+		on[op.Server]++
+	}
+	return on
 }
 
 // ClientStall is the longest time one client waited between two of its

@@ -446,6 +446,16 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			// (UTC, as the nodes log) place a round in the node logs.
 			fmt.Fprintf(cfg.Log, "%s %s round %d: write gap %v (%s to %s; fault at %s), longest client stall %v\n", c.Name(), n.Name, r+1, gaps[len(gaps)-1].Round(time.Millisecond),
 				gapStart.UTC().Format("15:04:05.000"), gapEnd.UTC().Format("15:04:05.000"), start.UTC().Format("15:04:05.000"), stalls[len(stalls)-1].Round(time.Millisecond))
+			if gapEnd.Sub(gapStart) > 500*time.Millisecond {
+				// Where the writers were: a gap that only the clients of
+				// the faulted node saw is their library's timeout.
+				on := h.WritersOn(gapStart)
+				var where []string
+				for i, a := range c.Addrs() {
+					where = append(where, fmt.Sprintf("node %d: %d", i+1, on[a]))
+				}
+				fmt.Fprintf(cfg.Log, "%s %s round %d: register, set and counter clients by node at the gap's start: %s\n", c.Name(), n.Name, r+1, strings.Join(where, ", "))
+			}
 		}
 	}
 	close(stop)

@@ -212,6 +212,7 @@ func (r registers) Run(c *client, h *History, stop <-chan struct{}) {
 				op.Version = st.Version
 			}
 		}
+		op.Server = c.conn.Server()
 		h.Add(op)
 		if err != nil {
 			c.afterError(err)
@@ -249,6 +250,7 @@ func (s set) Run(c *client, h *History, stop <-chan struct{}) {
 		op := Op{Client: c.id, Workload: s.Name(), Kind: "create", Value: n, Call: time.Now()}
 		path, err := c.conn.Create(fmt.Sprintf("/set/c%d-", c.id), []byte(fmt.Sprintf("%d/%d", c.id, n)), zk.FlagSequence, openACL)
 		op.Return, op.Outcome, op.Path = time.Now(), classify(err), path
+		op.Server = c.conn.Server()
 		h.Add(op)
 		if err != nil {
 			c.afterError(err)
@@ -339,6 +341,7 @@ func (k counter) Run(c *client, h *History, stop <-chan struct{}) {
 		op := Op{Client: c.id, Workload: k.Name(), Kind: "incr", Call: time.Now(), Expect: st.Version}
 		_, err = c.conn.Set("/counter", encodeLong(decodeLong(data)+1), st.Version)
 		op.Return, op.Outcome = time.Now(), classify(err)
+		op.Server = c.conn.Server()
 		h.Add(op)
 		if err != nil {
 			c.afterError(err)

@@ -16,7 +16,8 @@ import (
 // leader took writes (issue 34: a leader pause is to cost no more than
 // 0.5 s of writes). Here a follower cut off from both peers loses its
 // leader, a create is sent to it, and the cut is healed: the create is
-// answered OK, and applied once.
+// answered OK, and applied once. A node that stays cut off fails the write
+// after two election timeouts instead.
 func TestWriteDroppedForWantOfALeaderWaitsForOne(t *testing.T) {
 	// A 1 s election timeout: the node sends its clients away only after
 	// five of them without a leader, far beyond this test's cut.
@@ -80,4 +81,29 @@ func TestWriteDroppedForWantOfALeaderWaitsForOne(t *testing.T) {
 	if h, _ := c.reply(); h.Xid != xid || h.Err != zkproto.ErrNodeExists {
 		t.Fatalf("second create: xid %d err %v, want NodeExists", h.Xid, h.Err)
 	}
+
+	// A node that stays cut off does not hold its clients' writes: after
+	// two election timeouts without a leader the write fails and the
+	// connection is closed, so the client moves to a node that can serve
+	// it, well before the node sends every client away (five election
+	// timeouts without a leader, then the next half-tick check).
+	followerFaults.Cut(servers[li].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
+	leaderFaults.Cut(fid)
+	otherFaults.Cut(fid)
+	deadline = time.Now().Add(20 * time.Second)
+	for servers[fi].node.Raft().HasLeader {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off follower still knows a leader after 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sent := time.Now()
+	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/cutoff", ACL: zkproto.OpenACLUnsafe()})
+	_ = c.nc.SetReadDeadline(sent.Add(4 * time.Second))
+	if frame, err := c.fr.Next(); err == nil {
+		t.Fatalf("a write on a node cut off from the majority was answered (%d bytes); want the connection closed", len(frame))
+	} else if time.Since(sent) >= 4*time.Second {
+		t.Fatalf("a write on a node cut off from the majority was still held %v after it was sent (want it failed after two election timeouts): %v", time.Since(sent).Round(time.Millisecond), err)
+	}
+	t.Logf("the cut-off node closed the connection %v after the write", time.Since(sent).Round(time.Millisecond))
 }

@@ -70,6 +70,8 @@ type raftNode struct {
 	// droppedNoLeader counts proposals Raft dropped because this replica
 	// knew no leader (mid-election); each waits for one (await).
 	droppedNoLeader atomic.Int64
+	// election is the configured election timeout (await).
+	election time.Duration
 }
 
 // noteLatency folds a completed proposal's latency into the average
@@ -103,6 +105,7 @@ type leaderWatch struct {
 	last    uint64       // leader last reported (0: none)
 	now     uint64       // the leader as of the latest report (0: none known)
 	term    uint64       // the term of the latest report
+	lostAt  time.Time    // when the latest report of no leader followed a leader (zero while one is known)
 	changes atomic.Int64 // times a new leader was seen
 	log     zerolog.Logger
 }
@@ -128,6 +131,9 @@ func (w *leaderWatch) LeaderUpdated(info raftio.LeaderInfo) {
 	}
 	if info.LeaderID != 0 {
 		w.last = info.LeaderID
+		w.lostAt = time.Time{}
+	} else if w.lostAt.IsZero() {
+		w.lostAt = time.Now()
 	}
 	w.now, w.term = info.LeaderID, info.Term
 	w.mu.Unlock()
@@ -151,6 +157,16 @@ func (w *leaderWatch) changed() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ch
+}
+
+// leaderlessFor is how long no leader has been known (0 while one is).
+func (w *leaderWatch) leaderlessFor() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lostAt.IsZero() {
+		return 0
+	}
+	return time.Since(w.lostAt)
 }
 
 // current returns the latest reported leader (0: none) and term, and the
@@ -467,7 +483,7 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 	}
 	<-ready
 	r := &raftNode{nh: nh, host: h, shard: spec.id, replicaID: cfg.ReplicaID, session: nh.GetNoOPSession(spec.id),
-		log: spec.log, leaders: watch}
+		log: spec.log, leaders: watch, election: cfg.ElectionTimeout}
 	return r, local, nil
 }
 
@@ -678,7 +694,14 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 	// it closed the client's connection (ConnectionLoss), and the client
 	// reconnected, perhaps to the very node that had stopped, while the
 	// new leader was already taking writes (issue 34). It waits for a
-	// leader at most abandonAfter, then fails as before (not applied).
+	// leader only while an election among reachable peers could still be
+	// under way (the replica leaderless for less than two election
+	// timeouts, the longest randomised one) and at most abandonAfter, then
+	// fails as before (not applied): a node cut off from the majority
+	// (an isolated leader or follower) stays leaderless, and failing
+	// sends its clients to a node that can serve them (waiting for the
+	// node to send them away after leaderLostAfter made an isolated
+	// leader's clients wait about a second more).
 	waitForLeader := func(res dragonboat.RequestResult) bool {
 		if res.Dropped() {
 			r.droppedNoLeader.Add(1)
@@ -689,7 +712,7 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 		if dropped == nil {
 			droppedSince = time.Now()
 		}
-		if time.Since(droppedSince) > abandonAfter {
+		if r.leaderWaitOver(droppedSince) {
 			return false
 		}
 		dropped = &res
@@ -788,7 +811,7 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 				if proposeDropped() {
 					continue
 				}
-				if time.Since(droppedSince) > abandonAfter {
+				if r.leaderWaitOver(droppedSince) {
 					return *dropped, fmt.Errorf("proposal %s", requestOutcome(*dropped))
 				}
 				timer.Reset(droppedPoll)
@@ -820,6 +843,12 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			timer.Reset(wait)
 		}
 	}
+}
+
+// leaderWaitOver reports whether a proposal dropped for want of a leader
+// since droppedSince has waited for one long enough (await).
+func (r *raftNode) leaderWaitOver(droppedSince time.Time) bool {
+	return time.Since(droppedSince) > abandonAfter || r.leaders.leaderlessFor() > 2*r.election
 }
 
 // settleAfterLeaderChange ends a wait the leader changed under: the

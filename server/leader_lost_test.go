@@ -1,0 +1,55 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkbridge/zkbridge/server/node/peernet"
+)
+
+// A node cut off from the majority sends its clients away once it has had
+// no leader for leaderLostAfter (five election timeouts, at least 1 s), so
+// they fail over to a node that can serve them. That used to be checked
+// only every half tick: with the default 2 s tick a cut-off leader's
+// clients went 2.1 s after it lost its quorum, all nine writers of the
+// fault suite's isolate-leader round with them (issue 34: a partition is
+// to cost no more than 1 s of writes). With a 4 s tick the half-tick check
+// alone closes the connection 2-4 s after the leader is lost; it must go
+// about 1 s after.
+func TestCutOffNodeSendsClientsAwayOnTime(t *testing.T) {
+	servers := startClusterWith(t, 3, 4*time.Second, func(c *Config) { c.ElectionTimeout = 200 * time.Millisecond })
+	li := leaderOf(t, servers)
+	fi, oi := (li+1)%3, (li+2)%3
+	fid := servers[fi].cfg.ReplicaID
+	followerFaults := peernet.FaultsFor(servers[fi].cfg.PeerAddr)
+	leaderFaults := peernet.FaultsFor(servers[li].cfg.PeerAddr)
+	otherFaults := peernet.FaultsFor(servers[oi].cfg.PeerAddr)
+	t.Cleanup(func() {
+		followerFaults.Heal()
+		leaderFaults.Heal()
+		otherFaults.Heal()
+	})
+	c := dial(t, servers[fi])
+
+	followerFaults.Cut(servers[li].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
+	leaderFaults.Cut(fid)
+	otherFaults.Cut(fid)
+	deadline := time.Now().Add(20 * time.Second)
+	for servers[fi].node.Raft().HasLeader {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off follower still knows a leader after 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	lost := time.Now()
+	_ = c.nc.SetReadDeadline(lost.Add(10 * time.Second))
+	_, err := c.fr.Next()
+	took := time.Since(lost)
+	if err == nil {
+		t.Fatal("the cut-off node answered something; want its client connection closed")
+	}
+	if took >= 1800*time.Millisecond {
+		t.Fatalf("the cut-off node closed its client's connection %v after it lost its leader (%v); want about leaderLostAfter, 1 s", took.Round(time.Millisecond), err)
+	}
+	t.Logf("connection closed %v after the leader was lost", took.Round(time.Millisecond))
+}

@@ -53,3 +53,45 @@ func TestCutOffNodeSendsClientsAwayOnTime(t *testing.T) {
 	}
 	t.Logf("connection closed %v after the leader was lost", took.Round(time.Millisecond))
 }
+
+// A leader cut off from the majority loses its quorum (CheckQuorum) and
+// the others elect a new leader without it: it sends its clients away
+// after two election timeouts (deposedLeaderLostAfter), not five, as a
+// ZooKeeper leader that loses its quorum closes its clients at once.
+func TestCutOffLeaderSendsClientsAwaySoon(t *testing.T) {
+	servers := startClusterWith(t, 3, 2*time.Second, func(c *Config) { c.ElectionTimeout = 200 * time.Millisecond })
+	li := leaderOf(t, servers)
+	fi, oi := (li+1)%3, (li+2)%3
+	lid := servers[li].cfg.ReplicaID
+	leaderFaults := peernet.FaultsFor(servers[li].cfg.PeerAddr)
+	followerFaults := peernet.FaultsFor(servers[fi].cfg.PeerAddr)
+	otherFaults := peernet.FaultsFor(servers[oi].cfg.PeerAddr)
+	t.Cleanup(func() {
+		leaderFaults.Heal()
+		followerFaults.Heal()
+		otherFaults.Heal()
+	})
+	c := dial(t, servers[li])
+
+	leaderFaults.Cut(servers[fi].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
+	followerFaults.Cut(lid)
+	otherFaults.Cut(lid)
+	deadline := time.Now().Add(20 * time.Second)
+	for servers[li].node.Raft().HasLeader {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off leader still knows a leader after 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	lost := time.Now()
+	_ = c.nc.SetReadDeadline(lost.Add(10 * time.Second))
+	_, err := c.fr.Next()
+	took := time.Since(lost)
+	if err == nil {
+		t.Fatal("the cut-off leader answered something; want its client connection closed")
+	}
+	if took >= 800*time.Millisecond {
+		t.Fatalf("the cut-off leader closed its client's connection %v after it lost its quorum (%v); want two election timeouts, 0.4 s", took.Round(time.Millisecond), err)
+	}
+	t.Logf("connection closed %v after the leader lost its quorum", took.Round(time.Millisecond))
+}

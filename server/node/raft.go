@@ -159,6 +159,14 @@ func (w *leaderWatch) changed() <-chan struct{} {
 	return w.ch
 }
 
+// lastLeader is the leader reported last before none was (or the current
+// one): whether a replica without a leader was the leader itself.
+func (w *leaderWatch) lastLeader() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
 // leaderlessFor is how long no leader has been known (0 while one is).
 func (w *leaderWatch) leaderlessFor() time.Duration {
 	w.mu.Lock()

@@ -94,6 +94,10 @@ func (h *History) Ops(w string) []Op {
 	return out
 }
 
+// pinnedClients is the first client ID of the writers pinned to one node
+// each (Run): IDs below it are the workloads' clients, which may move.
+const pinnedClients = 3000
+
 // WriteGap is the longest time between consecutive acknowledged writes
 // (of any client and workload) within [from, to], counting from from and
 // up to to: the write unavailability around a fault.
@@ -150,13 +154,14 @@ func (h *History) WritersOn(at time.Time) map[string]int {
 // acknowledged operations (or from from / to to) within [from, to]. The
 // sessions workload's clients are left out: each of their rounds waits for
 // a session to close and its watch to fire by design; so are the ttl
-// workload's, each held to one node, and the leases workload's, which hold
-// a lease for seconds between operations.
+// workload's, each held to one node, the set writers pinned to one node
+// (pinnedClients on), and the leases workload's, which hold a lease for
+// seconds between operations.
 func (h *History) ClientStall(from, to time.Time) time.Duration {
 	by := map[int][]time.Time{}
 	for _, op := range h.Ops("") {
-		if op.Workload == "sessions" || op.Workload == "ttl" || op.Workload == "leases" {
-			continue
+		if op.Workload == "sessions" || op.Workload == "ttl" || op.Workload == "leases" || op.Client >= pinnedClients {
+			continue // pinned writers cannot move: their node's downtime is no stall of a client that could
 		}
 		if op.Outcome == OK && !op.Return.Before(from) && !op.Return.After(to) {
 			key := op.Client

@@ -417,6 +417,21 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			wg.Wait()
 			return nil, err
 		}
+		// One more set writer pinned to each node (it knows no other
+		// address), so that some writer is always on every live node: the
+		// write gap then measures the cluster, not where the client
+		// library's failover happened to gather the other writers (all of
+		// them on a paused node wait out their library's timeout however
+		// soon the cluster writes again; their stall is ClientStall's).
+		if w.Name() == "set" {
+			for i, a := range c.Addrs() {
+				if err := runClients(w, []string{a}, pinnedClients+i, 1, &h, stop, &wg); err != nil {
+					close(stop)
+					wg.Wait()
+					return nil, err
+				}
+			}
+		}
 	}
 	var gaps, stalls []time.Duration
 	var runErr error

@@ -18,29 +18,9 @@ import (
 // about 1 s after.
 func TestCutOffNodeSendsClientsAwayOnTime(t *testing.T) {
 	servers := startClusterWith(t, 3, 4*time.Second, func(c *Config) { c.ElectionTimeout = 200 * time.Millisecond })
-	li := leaderOf(t, servers)
-	fi, oi := (li+1)%3, (li+2)%3
-	fid := servers[fi].cfg.ReplicaID
-	followerFaults := peernet.FaultsFor(servers[fi].cfg.PeerAddr)
-	leaderFaults := peernet.FaultsFor(servers[li].cfg.PeerAddr)
-	otherFaults := peernet.FaultsFor(servers[oi].cfg.PeerAddr)
-	t.Cleanup(func() {
-		followerFaults.Heal()
-		leaderFaults.Heal()
-		otherFaults.Heal()
-	})
+	fi := (leaderOf(t, servers) + 1) % 3
 	c := dial(t, servers[fi])
-
-	followerFaults.Cut(servers[li].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
-	leaderFaults.Cut(fid)
-	otherFaults.Cut(fid)
-	deadline := time.Now().Add(20 * time.Second)
-	for servers[fi].node.Raft().HasLeader {
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off follower still knows a leader after 20 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	cutOff(t, servers, fi)
 	lost := time.Now()
 	_ = c.nc.SetReadDeadline(lost.Add(10 * time.Second))
 	_, err := c.fr.Next()
@@ -61,28 +41,8 @@ func TestCutOffNodeSendsClientsAwayOnTime(t *testing.T) {
 func TestCutOffLeaderSendsClientsAwaySoon(t *testing.T) {
 	servers := startClusterWith(t, 3, 2*time.Second, func(c *Config) { c.ElectionTimeout = 200 * time.Millisecond })
 	li := leaderOf(t, servers)
-	fi, oi := (li+1)%3, (li+2)%3
-	lid := servers[li].cfg.ReplicaID
-	leaderFaults := peernet.FaultsFor(servers[li].cfg.PeerAddr)
-	followerFaults := peernet.FaultsFor(servers[fi].cfg.PeerAddr)
-	otherFaults := peernet.FaultsFor(servers[oi].cfg.PeerAddr)
-	t.Cleanup(func() {
-		leaderFaults.Heal()
-		followerFaults.Heal()
-		otherFaults.Heal()
-	})
 	c := dial(t, servers[li])
-
-	leaderFaults.Cut(servers[fi].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
-	followerFaults.Cut(lid)
-	otherFaults.Cut(lid)
-	deadline := time.Now().Add(20 * time.Second)
-	for servers[li].node.Raft().HasLeader {
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off leader still knows a leader after 20 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	cutOff(t, servers, li)
 	lost := time.Now()
 	_ = c.nc.SetReadDeadline(lost.Add(10 * time.Second))
 	_, err := c.fr.Next()
@@ -94,4 +54,41 @@ func TestCutOffLeaderSendsClientsAwaySoon(t *testing.T) {
 		t.Fatalf("the cut-off leader closed its client's connection %v after it lost its quorum (%v); want two election timeouts, 0.4 s", took.Round(time.Millisecond), err)
 	}
 	t.Logf("connection closed %v after the leader lost its quorum", took.Round(time.Millisecond))
+}
+
+// cutOff isolates servers[i] from its two peers (every message between
+// them discarded on arrival) until the returned heal is called, or the
+// test ends, and waits until it knows no leader.
+func cutOff(t *testing.T, servers []*Server, i int) (heal func()) {
+	t.Helper()
+	var faults []*peernet.Faults
+	for j, s := range servers {
+		f := peernet.FaultsFor(s.cfg.PeerAddr)
+		faults = append(faults, f)
+		if j == i {
+			var others []uint64
+			for k, o := range servers {
+				if k != i {
+					others = append(others, o.cfg.ReplicaID)
+				}
+			}
+			f.Cut(others...)
+		} else {
+			f.Cut(servers[i].cfg.ReplicaID)
+		}
+	}
+	heal = func() {
+		for _, f := range faults {
+			f.Heal()
+		}
+	}
+	t.Cleanup(heal)
+	deadline := time.Now().Add(20 * time.Second)
+	for servers[i].node.Raft().HasLeader {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off node still knows a leader after 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return heal
 }

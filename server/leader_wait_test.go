@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkbridge/zkbridge/server/node/peernet"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -22,30 +21,10 @@ func TestWriteDroppedForWantOfALeaderWaitsForOne(t *testing.T) {
 	// A 1 s election timeout: the node sends its clients away only after
 	// five of them without a leader, far beyond this test's cut.
 	servers := startClusterWith(t, 3, 2*time.Second, func(c *Config) { c.ElectionTimeout = time.Second })
-	li := leaderOf(t, servers)
-	fi := (li + 1) % 3
-	oi := (li + 2) % 3
-	fid := servers[fi].cfg.ReplicaID
-	followerFaults := peernet.FaultsFor(servers[fi].cfg.PeerAddr)
-	leaderFaults := peernet.FaultsFor(servers[li].cfg.PeerAddr)
-	otherFaults := peernet.FaultsFor(servers[oi].cfg.PeerAddr)
-	t.Cleanup(func() {
-		followerFaults.Heal()
-		leaderFaults.Heal()
-		otherFaults.Heal()
-	})
+	fi := (leaderOf(t, servers) + 1) % 3
 	c := dial(t, servers[fi])
-
-	followerFaults.Cut(servers[li].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
-	leaderFaults.Cut(fid)
-	otherFaults.Cut(fid)
+	heal := cutOff(t, servers, fi)
 	deadline := time.Now().Add(20 * time.Second)
-	for servers[fi].node.Raft().HasLeader {
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off follower still knows a leader after 20 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	xid := c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/dropped", ACL: zkproto.OpenACLUnsafe()})
 	// The proposal is dropped at once (the node has no leader); heal once
 	// it was.
@@ -56,9 +35,7 @@ func TestWriteDroppedForWantOfALeaderWaitsForOne(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	healed := time.Now()
-	followerFaults.Heal()
-	leaderFaults.Heal()
-	otherFaults.Heal()
+	heal()
 
 	_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	frame, err := c.fr.Next()
@@ -87,16 +64,7 @@ func TestWriteDroppedForWantOfALeaderWaitsForOne(t *testing.T) {
 	// connection is closed, so the client moves to a node that can serve
 	// it, well before the node sends every client away (five election
 	// timeouts without a leader, then the next half-tick check).
-	followerFaults.Cut(servers[li].cfg.ReplicaID, servers[oi].cfg.ReplicaID)
-	leaderFaults.Cut(fid)
-	otherFaults.Cut(fid)
-	deadline = time.Now().Add(20 * time.Second)
-	for servers[fi].node.Raft().HasLeader {
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off follower still knows a leader after 20 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	cutOff(t, servers, fi)
 	sent := time.Now()
 	c.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/cutoff", ACL: zkproto.OpenACLUnsafe()})
 	_ = c.nc.SetReadDeadline(sent.Add(4 * time.Second))

@@ -68,27 +68,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	logs := []*lockedBuffer{{}, {}, {}}
 	clusterLogOutput = func(i int) io.Writer { return logs[i-1] }
 	t.Cleanup(func() { clusterLogOutput = nil })
-	securePort := freeTenantPort(t, hosts...)
-	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
-		host := hosts[c.ReplicaID-1]
-		c.ClientAddr = host + ":0"
-		c.TLS.Client = f.settings("want")
-		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
-		c.TLS.QuorumEnabled = true
-		c.TLS.Quorum = peer
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	port := freeTenantPort(t, hosts...)
-	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := int(info.Replicas[0]) - 1
-	away := (home + 1) % 3
-	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
-		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
-	})
+	servers, home, away := startRelayCluster(t, f, hosts, peer)
 
 	// ServerName is an IP address: crypto/tls sends no SNI, as kazoo 2.8.
 	user := f.clientCert(cnAVA("far-user"))
@@ -191,7 +171,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, stop := context.WithTimeout(ctx, 40*time.Second)
+		run, stop := context.WithTimeout(context.Background(), 40*time.Second)
 		out, err := exec.CommandContext(run, python, "-c", kazooSelect, servers[away].zk.SecureAddr(), f.trust, certKey, "kazoo").CombinedOutput()
 		stop()
 		if err != nil || !strings.HasSuffix(string(out), "OK\n") {
@@ -392,27 +372,7 @@ func TestTenantRelayBench(t *testing.T) {
 	f := identityFixture(t)
 	hosts := tenantHosts(3)
 	peer, _ := peerStores(t, hosts)
-	securePort := freeTenantPort(t, hosts...)
-	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
-		host := hosts[c.ReplicaID-1]
-		c.ClientAddr = host + ":0"
-		c.TLS.Client = f.settings("want")
-		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
-		c.TLS.QuorumEnabled = true
-		c.TLS.Quorum = peer
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	port := freeTenantPort(t, hosts...)
-	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := int(info.Replicas[0]) - 1
-	away := (home + 1) % 3
-	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
-		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
-	})
+	servers, home, away := startRelayCluster(t, f, hosts, peer)
 	user := f.clientCert(cnAVA("far-user"))
 	const rounds, reads = 5, 3000
 	type figures struct{ connect, rtt []time.Duration }
@@ -444,4 +404,33 @@ func TestTenantRelayBench(t *testing.T) {
 		t.Logf("%-7s connect+session p50 %v; getData p50 %v p99 %v (%d rounds of %d)", mode,
 			pct(r.connect, 50).Round(10*time.Microsecond), pct(r.rtt, 50).Round(time.Microsecond), pct(r.rtt, 99).Round(time.Microsecond), rounds, reads)
 	}
+}
+
+// startRelayCluster starts three nodes with peer TLS (peer) and a shared
+// secure client port, and the tenant "far" (identity far-user) on one of
+// them, home; away is a node that does not host it.
+func startRelayCluster(t *testing.T, f *tlsFixture, hosts []string, peer tlsconf.Settings) (servers []*Server, home, away int) {
+	t.Helper()
+	securePort := freeTenantPort(t, hosts...)
+	servers = startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
+		host := hosts[c.ReplicaID-1]
+		c.ClientAddr = host + ":0"
+		c.TLS.Client = f.settings("want")
+		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
+		c.TLS.QuorumEnabled = true
+		c.TLS.Quorum = peer
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	port := freeTenantPort(t, hosts...)
+	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home = int(info.Replicas[0]) - 1
+	away = (home + 1) % 3
+	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
+		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
+	})
+	return servers, home, away
 }

@@ -3,7 +3,11 @@ package sm
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // checkLog wants the change log to hold exactly the records of want, in
@@ -104,4 +108,42 @@ func TestChangeLogIndexByteLimit(t *testing.T) {
 	}
 	h.create(s, "/big", bytes.Repeat([]byte("y"), 500), 0)
 	checkLog(t, h, nil, h.s.LastZxid())
+}
+
+// A state whose change log disagrees with its metadata (tables lost under
+// a damaged MANIFEST that Pebble still opened, in the fault suite's
+// corrupt-snapshot nemesis) is refused at open, with an error, instead of
+// failing the first Update mid-apply (a panic).
+func TestOpenRefusesAChangeLogThatDisagreesWithItsMetadata(t *testing.T) {
+	cfg := Config{Dir: t.TempDir()}
+	h := newHarness(t, cfg)
+	s := h.newSession()
+	var first int64
+	for i := 0; i < 3; i++ {
+		r := h.update(h.cmd(s, &Create{OpCode: 1, Path: fmt.Sprintf("/n%d", i), Data: []byte("d"), ACL: open}))
+		if i == 0 {
+			first = r[0].Zxid
+		}
+	}
+	if err := h.s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	name := h.s.dbName
+	h.s.Close()
+
+	db, err := pebble.Open(filepath.Join(cfg.Dir, name), &pebble.Options{FormatMajorVersion: pebble.FormatValueSeparation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(logKey(first), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = New(cfg).Open(nil)
+	if err == nil || !strings.Contains(err.Error(), "change log holds") {
+		t.Fatalf("open of a state whose change log lost a record: %v; want the mismatch reported", err)
+	}
 }

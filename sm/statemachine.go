@@ -145,6 +145,22 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	if err != nil {
 		return err
 	}
+	// The change log must agree with its metadata before the node serves:
+	// a damaged MANIFEST that Pebble opens anyway can drop tables, which
+	// the first Update found (as an error, hence a panic mid-apply) where
+	// opening should refuse. The index built here is the first Update's.
+	lm, err := readRaw(db, keyLogMeta)
+	if err != nil {
+		return err
+	}
+	meta, err := decodeLogMeta(lm)
+	if err != nil {
+		return err
+	}
+	var logs logIndex
+	if err := logs.load(db, &meta); err != nil {
+		return err
+	}
 	if err := s.filter.rebuild(db); err != nil {
 		return err
 	}
@@ -156,6 +172,7 @@ func (s *StateMachine) install(db *pebble.DB, name string) error {
 	s.applied.Store(applied) // with the database (LockedView)
 	s.lastZxid.Store(last)
 	s.dropCaches()
+	s.logs = logs
 	s.mu.Unlock()
 	s.zxidBase = base
 	return nil

@@ -207,6 +207,12 @@ passes:
 	}
 	for _, r := range rows {
 		for _, v := range r.Violations {
+			if r.System == "zookeeper" {
+				// The reference system's own findings are reported, in the
+				// table and here, but are not zkbridge's failures.
+				t.Logf("ZooKeeper 3.8 itself, %s under %s: %s", r.Workload, r.Nemesis, v)
+				continue
+			}
 			t.Errorf("%s %s under %s: %s", r.System, r.Workload, r.Nemesis, v)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	compattests "github.com/zkbridge/zkbridge/compat-tests"
+	"github.com/zkbridge/zkbridge/internal/freeport"
 	"github.com/zkbridge/zkbridge/server/node/logfs"
 	"github.com/zkbridge/zkbridge/server/node/peernet"
 	"github.com/zkbridge/zkbridge/wallclock"
@@ -457,24 +458,62 @@ func (z *Zkbridge) Close() {
 
 // zkEnsemble is a real ZooKeeper 3.8 ensemble (compat-tests starts it).
 type zkEnsemble struct {
-	e      *compattests.Ensemble
-	closed bool
-	paused map[int]bool
-	dead   map[int]bool
+	e       *compattests.Ensemble
+	proxies *peerProxies
+	closed  bool
+	paused  map[int]bool
+	dead    map[int]bool
 }
 
-// StartZooKeeper starts a 3-node ZooKeeper ensemble.
+// StartZooKeeper starts an n-node ZooKeeper ensemble whose nodes reach
+// each other through peer proxies (zkproxy.go), so it can be partitioned.
 func StartZooKeeper(n int) (Cluster, error) {
-	e, err := compattests.StartZooKeeperEnsemble(n)
+	pick := func() (int, error) { return freeport.Pick() }
+	real := make([]int, 3*n) // client, quorum, election per node
+	for i := range real {
+		p, err := pick()
+		if err != nil {
+			return nil, err
+		}
+		real[i] = p
+	}
+	pp := &peerProxies{n: n, links: map[[2]int][]*linkProxy{}}
+	env := []string{"ZK_PORTS=" + strings.Trim(fmt.Sprint(real), "[]")}
+	for i := 0; i < n; i++ {
+		var lines []string
+		for j := 0; j < n; j++ {
+			c, q, e := real[3*j], real[3*j+1], real[3*j+2]
+			if j != i {
+				for k, target := range []*int{&q, &e} {
+					port, err := pick()
+					if err != nil {
+						pp.close()
+						return nil, err
+					}
+					lp, err := newLinkProxy(port, net.JoinHostPort("127.0.0.1", strconv.Itoa(real[3*j+1+k])))
+					if err != nil {
+						pp.close()
+						return nil, err
+					}
+					pp.links[[2]int{i, j}] = append(pp.links[[2]int{i, j}], lp)
+					*target = port
+				}
+			}
+			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", j+1, q, e, c))
+		}
+		env = append(env, fmt.Sprintf("ZK_SERVERS_%d=%s", i+1, strings.Join(lines, "\n")))
+	}
+	e, err := compattests.StartZooKeeperEnsemble(n, env...)
 	if err != nil {
+		pp.close()
 		return nil, err
 	}
-	return &zkEnsemble{e: e, paused: map[int]bool{}, dead: map[int]bool{}}, nil
+	return &zkEnsemble{e: e, proxies: pp, paused: map[int]bool{}, dead: map[int]bool{}}, nil
 }
 
 func (z *zkEnsemble) Name() string     { return "zookeeper" }
 func (z *zkEnsemble) Addrs() []string  { return z.e.Addrs }
-func (z *zkEnsemble) CanIsolate() bool { return false }
+func (z *zkEnsemble) CanIsolate() bool { return true }
 func (z *zkEnsemble) Leader(d time.Duration) (int, error) {
 	return leaderOf(z.e.Addrs, func(i int) bool { return z.paused[i] || z.dead[i] }, d)
 }
@@ -497,12 +536,18 @@ func (z *zkEnsemble) sig(i int, s syscall.Signal) error {
 	}
 	return syscall.Kill(pid, s)
 }
-func (z *zkEnsemble) Pause(i int) error  { z.paused[i] = true; return z.sig(i, syscall.SIGSTOP) }
-func (z *zkEnsemble) Resume(i int) error { z.paused[i] = false; return z.sig(i, syscall.SIGCONT) }
-func (z *zkEnsemble) Isolate(int) error {
-	return fmt.Errorf("partitioning ZooKeeper needs a proxy or network namespaces; not offered")
+func (z *zkEnsemble) Pause(i int) error   { z.paused[i] = true; return z.sig(i, syscall.SIGSTOP) }
+func (z *zkEnsemble) Resume(i int) error  { z.paused[i] = false; return z.sig(i, syscall.SIGCONT) }
+func (z *zkEnsemble) Isolate(i int) error { z.proxies.isolate(i); return nil }
+
+// CutLinks cuts the links between each pair of nodes until Heal.
+func (z *zkEnsemble) CutLinks(pairs ...[2]int) error {
+	for _, p := range pairs {
+		z.proxies.cutLink(p[0], p[1], true)
+	}
+	return nil
 }
-func (z *zkEnsemble) Heal() error { return nil }
+func (z *zkEnsemble) Heal() error { z.proxies.heal(); return nil }
 func (z *zkEnsemble) Close() {
 	if z.closed {
 		return
@@ -513,7 +558,9 @@ func (z *zkEnsemble) Close() {
 			_ = z.sig(i, syscall.SIGCONT)
 		}
 	}
+	z.proxies.heal()
 	z.e.Stop()
+	z.proxies.close()
 }
 
 // Timeline returns the log lines of every node whose message contains one

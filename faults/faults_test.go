@@ -166,7 +166,7 @@ passes:
 			} else {
 				t.Logf("zkbridge %s: its nodes' data and logs are kept in %s", n.Name, dir)
 			}
-			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsIsolate && !n.NeedsDisk && !n.NeedsClock {
+			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsDisk && !n.NeedsClock {
 				zc, err := StartZooKeeper(3)
 				if err != nil {
 					t.Fatal(err)

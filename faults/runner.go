@@ -104,9 +104,9 @@ func Nemeses(hold time.Duration) []Nemesis {
 		return c.Heal, nil
 	}
 	bridge := func(c Cluster) (func() error, error) {
-		z, ok := c.(*Zkbridge)
+		z, ok := c.(interface{ CutLinks(pairs ...[2]int) error })
 		if !ok {
-			return nil, fmt.Errorf("%s cannot be partitioned", c.Name())
+			return nil, fmt.Errorf("%s cannot be partitioned link by link", c.Name())
 		}
 		l, err := pick(c, true)
 		if err != nil {

@@ -9,7 +9,10 @@
 # environment: as start-zookeeper.sh (ZK_SUPER_DIGEST, ZK_CONTAINER_CHECK_MS,
 # ZK_TICK_TIME, ZK_FORCE_SYNC, ZK_HEAP — default 256m per node here —, ZK_JVM_FLAGS),
 # ZK_RECONFIG_ENABLED (true: zoo.cfg's reconfigEnabled, admits reconfig) and
-# ZK_EXTRA_CFG (extra zoo.cfg lines for every node, e.g. maxClientCnxns=0)
+# ZK_EXTRA_CFG (extra zoo.cfg lines for every node, e.g. maxClientCnxns=0),
+# ZK_PORTS (the 3N ports to use, client quorum election per node in myid
+# order, instead of free ones) and ZK_SERVERS_<i> (node i's server lines
+# instead of the common ones: a fault suite names its peer proxies there)
 set -euo pipefail
 
 # shellcheck source=scripts/zookeeper-lib.sh
@@ -19,7 +22,12 @@ die() { zk_die "$@"; }
 
 n=${1:-3}
 # 3 ports per node: client, quorum, election.
-mapfile -t ports < <(zk_free_ports $((n * 3)))
+if [[ -n ${ZK_PORTS:-} ]]; then
+  read -r -a ports <<<"$ZK_PORTS"
+  ((${#ports[@]} == n * 3)) || die "ZK_PORTS names ${#ports[@]} ports, want $((n * 3))"
+else
+  mapfile -t ports < <(zk_free_ports $((n * 3)))
+fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-zk.XXXXXX")
 servers=""
@@ -32,6 +40,8 @@ done
 pids=() connect=()
 for ((i = 1; i <= n; i++)); do
   c=${ports[$(( (i-1)*3 ))]}
+  own="ZK_SERVERS_$i"
+  node_servers=${!own:-$servers}
   mkdir -p "$dir/$i/data"
   echo "$i" >"$dir/$i/data/myid"
   cat >"$dir/$i/zoo.cfg" <<CFG
@@ -46,7 +56,7 @@ admin.enableServer=false
 ${ZK_FORCE_SYNC:+forceSync=$ZK_FORCE_SYNC}
 ${ZK_RECONFIG_ENABLED:+reconfigEnabled=$ZK_RECONFIG_ENABLED}
 ${ZK_EXTRA_CFG:-}
-$servers
+$node_servers
 CFG
   zk_launch org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/$i/zoo.cfg" "$dir/$i/zookeeper.log" "${ZK_HEAP:-256m}"
   pids+=($!)

@@ -167,7 +167,7 @@ passes:
 				t.Logf("zkbridge %s: its nodes' data and logs are kept in %s", n.Name, dir)
 			}
 			if os.Getenv("FAULTS_ZOOKEEPER") == "1" && !n.NeedsDisk && !n.NeedsClock {
-				zc, err := StartZooKeeper(3)
+				zc, err := StartZooKeeper(3, n.NeedsIsolate)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,23 +36,37 @@ type Op struct {
 // History collects the operations of a run, from many goroutines, and
 // when the nemesis struck.
 type History struct {
-	mu     sync.Mutex
-	ops    []Op
-	faults [][2]time.Time // [injected, ended]
+	mu         sync.Mutex
+	ops        []Op
+	faults     [][2]time.Time // [injected, ended]
+	faultSince time.Time      // a fault under way (FaultBegins), not yet in faults
 }
 
 // AddFault records a fault from start to end (its restart, resume, heal).
 func (h *History) AddFault(start, end time.Time) {
 	h.mu.Lock()
 	h.faults = append(h.faults, [2]time.Time{start, end})
+	h.faultSince = time.Time{}
+	h.mu.Unlock()
+}
+
+// FaultBegins notes a fault under way since start until its AddFault: the
+// checkers that wait "from the last fault" keep waiting while it lasts (a
+// slow power cycle restarts nodes for minutes before the fault ends).
+func (h *History) FaultBegins(start time.Time) {
+	h.mu.Lock()
+	h.faultSince = start
 	h.mu.Unlock()
 }
 
 // LastFaultBefore returns the end of the last fault injected before t
-// (zero if none).
+// (zero if none; t itself while a fault injected before t is under way).
 func (h *History) LastFaultBefore(t time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.faultSince.IsZero() && h.faultSince.Before(t) {
+		return t
+	}
 	var last time.Time
 	for _, f := range h.faults {
 		if f[0].Before(t) && f[1].After(last) {

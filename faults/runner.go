@@ -295,38 +295,6 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return nil
 		}, nil
 	}
-	// powerCycleSlow kills every node at once and starts them again one
-	// at a time, a minute or more apart: the first waits alone, without a
-	// quorum, for a minute; it must stay up (not exit for want of a
-	// quorum) and the cluster serve once two are back.
-	powerCycleSlow := func(c Cluster) (func() error, error) {
-		n := len(c.Addrs())
-		for i := 0; i < n; i++ {
-			if err := c.Kill(i); err != nil {
-				return nil, err
-			}
-		}
-		return func() error {
-			var started []int
-			for k, i := range rand.Perm(n) {
-				if k > 0 {
-					time.Sleep(time.Minute + time.Duration(rand.IntN(30_000))*time.Millisecond)
-				}
-				if z, ok := c.(*Zkbridge); ok {
-					for _, j := range started {
-						if z.WaitExit(j, 10*time.Millisecond) {
-							return fmt.Errorf("node %d exited while it waited for its peers after a power cycle: %s", z.nodes[j].id, z.lastProblem(j))
-						}
-					}
-				}
-				if err := c.Restart(i); err != nil {
-					return err
-				}
-				started = append(started, i)
-			}
-			return nil
-		}, nil
-	}
 	none := func(Cluster) (func() error, error) { return func() error { return nil }, nil }
 	// both strikes with a and then b at once, and ends them in reverse.
 	both := func(a, b func(Cluster) (func() error, error)) func(Cluster) (func() error, error) {
@@ -365,7 +333,6 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "clock-leader-behind", Hold: hold, Inject: jump(true, -1), NeedsClock: true, SessionsSurvive: true, Long: true},
 		{Name: "clock-follower-ahead", Hold: hold, Inject: jump(false, 1), NeedsClock: true, SessionsSurvive: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
-		{Name: "power-cycle-slow", Hold: hold, Inject: powerCycleSlow, NeedsRestart: true, NeedsDisk: true, Long: true},
 		{Name: "slow-leader+pause-follower", Hold: hold, Inject: both(slow(true), pause(false)), NeedsDisk: true, Long: true},
 		{Name: "kill-follower+bridge", Hold: hold, Inject: both(kill(false), bridge), NeedsRestart: true, NeedsIsolate: true, Long: true},
 		{Name: "mixed", Hold: hold, Inject: mixed, NeedsRestart: true, NeedsIsolate: true, NeedsDisk: true, Long: true},
@@ -472,6 +439,9 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	time.Sleep(cfg.Warmup)
 	for r := 0; r < cfg.Rounds && runErr == nil; r++ {
 		start := time.Now()
+		if !n.NoFault {
+			h.FaultBegins(start)
+		}
 		end, err := n.Inject(c)
 		if err != nil {
 			runErr = fmt.Errorf("%s: inject: %w", n.Name, err)

@@ -815,6 +815,18 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			watch(rs)
 			timer.Reset(r.retryAfter())
 		case <-timer.C:
+			if retry && r.leaders.leaderlessFor() > 2*r.election {
+				// This node has been without a leader longer than an
+				// election among reachable peers takes (leaderWaitOver's
+				// rule): it is cut off, and it sends its clients away
+				// (sessions.go), so the connection this proposal came from
+				// is closed or closing, its client told ConnectionLoss. A copy proposed later, to whichever leader
+				// comes next, could apply after that client went on from
+				// another node (a cut-off leader's create applied 3 s after
+				// its connection closed, once the partition healed).
+				r.log.Warn().Int("attempts", attempts).Msg("no leader for long: not proposing again (outcome unknown)")
+				return dragonboat.RequestResult{}, errProposalUnanswered
+			}
 			if dropped != nil {
 				if proposeDropped() {
 					continue

@@ -480,40 +480,21 @@ func StartZooKeeper(n int, partitionable bool) (Cluster, error) {
 		}
 		return &zkEnsemble{e: e, paused: map[int]bool{}, dead: map[int]bool{}}, nil
 	}
-	pick := func() (int, error) { return freeport.Pick() }
-	real := make([]int, 3*n) // client, quorum, election per node
-	for i := range real {
-		p, err := pick()
+	ports := make([]int, 3*n) // client, quorum, election per node, myid order
+	for i := range ports {
+		p, err := freeport.Pick()
 		if err != nil {
 			return nil, err
 		}
-		real[i] = p
+		ports[i] = p
 	}
-	pp := &peerProxies{n: n, links: map[[2]int][]*linkProxy{}}
-	env := []string{"ZK_PORTS=" + strings.Trim(fmt.Sprint(real), "[]")}
-	for i := 0; i < n; i++ {
-		var lines []string
-		for j := 0; j < n; j++ {
-			c, q, e := real[3*j], real[3*j+1], real[3*j+2]
-			if j != i {
-				for k, target := range []*int{&q, &e} {
-					port, err := pick()
-					if err != nil {
-						pp.close()
-						return nil, err
-					}
-					lp, err := newLinkProxy(port, net.JoinHostPort("127.0.0.1", strconv.Itoa(real[3*j+1+k])))
-					if err != nil {
-						pp.close()
-						return nil, err
-					}
-					pp.links[[2]int{i, j}] = append(pp.links[[2]int{i, j}], lp)
-					*target = port
-				}
-			}
-			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", j+1, q, e, c))
-		}
-		env = append(env, fmt.Sprintf("ZK_SERVERS_%d=%s", i+1, strings.Join(lines, "\n")))
+	pp, servers, err := startPeerProxies(ports)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"ZK_PORTS=" + strings.Trim(fmt.Sprint(ports), "[]")}
+	for i, lines := range servers {
+		env = append(env, fmt.Sprintf("ZK_SERVERS_%d=%s", i+1, lines))
 	}
 	e, err := compattests.StartZooKeeperEnsemble(n, env...)
 	if err != nil {

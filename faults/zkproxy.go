@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -30,16 +31,19 @@ type linkProxy struct {
 	closed  bool
 }
 
-func newLinkProxy(port int, target string) (*linkProxy, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+// newLinkProxy listens on a free loopback port (port) for target.
+func newLinkProxy(target int) (*linkProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("zookeeper peer proxy on %d: %w", port, err)
+		return nil, fmt.Errorf("zookeeper peer proxy for port %d: %w", target, err)
 	}
-	p := &linkProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &linkProxy{ln: ln, target: net.JoinHostPort("127.0.0.1", strconv.Itoa(target)), conns: map[net.Conn]struct{}{}}
 	p.resumed = sync.NewCond(&p.mu)
 	go p.accept()
 	return p, nil
 }
+
+func (p *linkProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
 func (p *linkProxy) accept() {
 	for {
@@ -146,6 +150,36 @@ func (p *linkProxy) close() {
 type peerProxies struct {
 	n     int
 	links map[[2]int][]*linkProxy
+}
+
+// startPeerProxies starts the proxies of an ensemble whose nodes use ports
+// (client, quorum, election per node, in myid order) and returns each
+// node's zoo.cfg server lines: its own entry real, its peers' through its
+// proxies.
+func startPeerProxies(ports []int) (*peerProxies, []string, error) {
+	n := len(ports) / 3
+	pp := &peerProxies{n: n, links: map[[2]int][]*linkProxy{}}
+	servers := make([]string, n)
+	for i := 0; i < n; i++ {
+		var lines []string
+		for j := 0; j < n; j++ {
+			c, q, e := ports[3*j], ports[3*j+1], ports[3*j+2]
+			if j != i {
+				for _, target := range []*int{&q, &e} {
+					lp, err := newLinkProxy(*target)
+					if err != nil {
+						pp.close()
+						return nil, nil, err
+					}
+					pp.links[[2]int{i, j}] = append(pp.links[[2]int{i, j}], lp)
+					*target = lp.port()
+				}
+			}
+			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", j+1, q, e, c))
+		}
+		servers[i] = strings.Join(lines, "\n")
+	}
+	return pp, servers, nil
 }
 
 // cutLink cuts (or heals) both directions between nodes a and b.

@@ -815,15 +815,14 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 			watch(rs)
 			timer.Reset(r.retryAfter())
 		case <-timer.C:
-			if retry && r.leaders.leaderlessFor() > 2*r.election {
-				// This node has been without a leader longer than an
-				// election among reachable peers takes (leaderWaitOver's
-				// rule): it is cut off, and it sends its clients away
-				// (sessions.go), so the connection this proposal came from
-				// is closed or closing, its client told ConnectionLoss. A copy proposed later, to whichever leader
-				// comes next, could apply after that client went on from
-				// another node (a cut-off leader's create applied 3 s after
-				// its connection closed, once the partition healed).
+			if retry && r.cutOff() {
+				// Cut off, this node sends its clients away (sessions.go):
+				// the connection this proposal came from is closed or
+				// closing, its client told ConnectionLoss. A copy proposed
+				// later, to whichever leader comes next, could apply after
+				// that client went on from another node (a cut-off
+				// leader's create applied 3 s after its connection closed,
+				// once the partition healed).
 				r.log.Warn().Int("attempts", attempts).Msg("no leader for long: not proposing again (outcome unknown)")
 				return dragonboat.RequestResult{}, errProposalUnanswered
 			}
@@ -868,7 +867,14 @@ func (r *raftNode) await(changed <-chan struct{}, data []byte, first *dragonboat
 // leaderWaitOver reports whether a proposal dropped for want of a leader
 // since droppedSince has waited for one long enough (await).
 func (r *raftNode) leaderWaitOver(droppedSince time.Time) bool {
-	return time.Since(droppedSince) > abandonAfter || r.leaders.leaderlessFor() > 2*r.election
+	return time.Since(droppedSince) > abandonAfter || r.cutOff()
+}
+
+// cutOff reports whether this replica has been without a leader longer
+// than an election among reachable peers takes (two election timeouts,
+// the longest randomised one): it is cut off from the majority.
+func (r *raftNode) cutOff() bool {
+	return r.leaders.leaderlessFor() > 2*r.election
 }
 
 // settleAfterLeaderChange ends a wait the leader changed under: the

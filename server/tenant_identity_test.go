@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,25 +134,7 @@ func TestTenantSelectedByTLSIdentityOnTheSharedPort(t *testing.T) {
 func TestTenantSelectedBySNIThroughANonHostingNode(t *testing.T) {
 	f := identityFixture(t, "far.zk.test", "nobody.zk.test")
 	hosts := tenantHosts(3)
-	securePort := freeTenantPort(t, hosts...)
-	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
-		host := hosts[c.ReplicaID-1]
-		c.ClientAddr = host + ":0"
-		c.TLS.Client = f.settings("want")
-		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	port := freeTenantPort(t, hosts...)
-	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far.zk.test"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := int(info.Replicas[0]) - 1
-	away := (home + 1) % 3
-	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
-		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
-	})
+	servers, home, away := startFarTenantCluster(t, f, hosts, "far.zk.test", nil)
 	cfg := f.clientConfig(f.clientCert(cnAVA("far-user")))
 	cfg.ServerName = "far.zk.test"
 	c := dialTLS(t, servers[away].zk.SecureAddr(), cfg)

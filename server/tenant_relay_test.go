@@ -68,7 +68,7 @@ func TestTenantCertificateClientRelayedThroughANonHostingNode(t *testing.T) {
 	logs := []*lockedBuffer{{}, {}, {}}
 	clusterLogOutput = func(i int) io.Writer { return logs[i-1] }
 	t.Cleanup(func() { clusterLogOutput = nil })
-	servers, home, away := startRelayCluster(t, f, hosts, peer)
+	servers, home, away := startFarTenantCluster(t, f, hosts, "far-user", &peer)
 
 	// ServerName is an IP address: crypto/tls sends no SNI, as kazoo 2.8.
 	user := f.clientCert(cnAVA("far-user"))
@@ -324,25 +324,7 @@ func TestTenantCertificateClientRefusedWithoutPeerTLS(t *testing.T) {
 	logs := []*lockedBuffer{{}, {}, {}}
 	clusterLogOutput = func(i int) io.Writer { return logs[i-1] }
 	t.Cleanup(func() { clusterLogOutput = nil })
-	securePort := freeTenantPort(t, hosts...)
-	servers := startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
-		host := hosts[c.ReplicaID-1]
-		c.ClientAddr = host + ":0"
-		c.TLS.Client = f.settings("want")
-		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	port := freeTenantPort(t, hosts...)
-	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := int(info.Replicas[0]) - 1
-	away := (home + 1) % 3
-	eventually(t, 30*time.Second, "the tenant served on its node", func() bool {
-		return servers[home].Tenant("far") != nil && servers[home].Tenant("far").Serving() && servers[away].TenantAddr("far") != ""
-	})
+	servers, home, away := startFarTenantCluster(t, f, hosts, "far-user", nil)
 	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", servers[away].zk.SecureAddr(), f.clientConfig(f.clientCert(cnAVA("far-user"))))
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +354,7 @@ func TestTenantRelayBench(t *testing.T) {
 	f := identityFixture(t)
 	hosts := tenantHosts(3)
 	peer, _ := peerStores(t, hosts)
-	servers, home, away := startRelayCluster(t, f, hosts, peer)
+	servers, home, away := startFarTenantCluster(t, f, hosts, "far-user", &peer)
 	user := f.clientCert(cnAVA("far-user"))
 	const rounds, reads = 5, 3000
 	type figures struct{ connect, rtt []time.Duration }
@@ -406,10 +388,11 @@ func TestTenantRelayBench(t *testing.T) {
 	}
 }
 
-// startRelayCluster starts three nodes with peer TLS (peer) and a shared
-// secure client port, and the tenant "far" (identity far-user) on one of
-// them, home; away is a node that does not host it.
-func startRelayCluster(t *testing.T, f *tlsFixture, hosts []string, peer tlsconf.Settings) (servers []*Server, home, away int) {
+// startFarTenantCluster starts three nodes sharing a secure client port,
+// with peer TLS when peer is not nil, and the tenant "far" (selected by
+// identity) placed on one of them, home; away is a node that does not
+// host it.
+func startFarTenantCluster(t *testing.T, f *tlsFixture, hosts []string, identity string, peer *tlsconf.Settings) (servers []*Server, home, away int) {
 	t.Helper()
 	securePort := freeTenantPort(t, hosts...)
 	servers = startClusterWith(t, 3, 100*time.Millisecond, func(c *Config) {
@@ -417,13 +400,15 @@ func startRelayCluster(t *testing.T, f *tlsFixture, hosts []string, peer tlsconf
 		c.ClientAddr = host + ":0"
 		c.TLS.Client = f.settings("want")
 		c.TLS.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(securePort))
-		c.TLS.QuorumEnabled = true
-		c.TLS.Quorum = peer
+		if peer != nil {
+			c.TLS.QuorumEnabled = true
+			c.TLS.Quorum = *peer
+		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	port := freeTenantPort(t, hosts...)
-	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{"far-user"}})
+	info, err := servers[0].CreateTenant(ctx, TenantRequest{Name: "far", Port: port, Replicas: 1, Identities: []string{identity}})
 	if err != nil {
 		t.Fatal(err)
 	}

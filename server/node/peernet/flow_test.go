@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
 )
 
@@ -97,22 +98,10 @@ func TestSlowPeerGetsMergedMessagesNotAFlood(t *testing.T) {
 // A replica that never answers (messages lost, a partition) is not held
 // back for ever: after flowRelease the held messages go out.
 func TestUnansweredPeerIsReleased(t *testing.T) {
-	var r received
-	peer := startTransport(t, &r)
-	sender := startTransport(t, &received{})
-	conn, err := sender.GetConnection(context.Background(), peer.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	const entries = flowLimit + 100
-	for i := uint64(1); i <= entries; i++ {
-		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1, Requests: []raftpb.Message{replicate(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, _, _ := replicateTo(t, entries)
 	start := time.Now()
-	waitFor(t, "the held entries", func() bool { return lastEntry(&r) == entries })
+	waitFor(t, "the held entries", func() bool { return lastEntry(r) == entries })
 	if took := time.Since(start); took < flowRelease/2 {
 		t.Errorf("held entries went out after %v without an answer, before the release (%v)", took, flowRelease)
 	}
@@ -154,32 +143,20 @@ func lastEntry(r *received) uint64 {
 // suite's isolate-follower run: the node served no session for good).
 // Held Replicates go out once they have waited flowRelease.
 func TestHeldReplicatesGoOutWhileHeartbeatsAreAnswered(t *testing.T) {
-	var r received
-	peer := startTransport(t, &r)
-	sender := startTransport(t, &received{})
-	conn, err := sender.GetConnection(context.Background(), peer.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	const entries = flowLimit + 50
-	for i := uint64(1); i <= entries; i++ {
-		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1, Requests: []raftpb.Message{replicate(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, sender, conn := replicateTo(t, entries)
 	// The first flowLimit were lost: never answered. Each heartbeat that
 	// reaches the peer is answered.
 	key := flowKey{shard: 1, replica: 2}
 	answeredHeartbeats := 0
 	start := time.Now()
 	deadline := start.Add(5 * time.Second)
-	for lastEntry(&r) != entries {
+	for lastEntry(r) != entries {
 		if time.Now().After(deadline) {
 			t.Fatalf("held entries %d..%d not sent in 5 s while the peer answered every heartbeat (last sent %d)",
-				flowLimit+1, entries, lastEntry(&r))
+				flowLimit+1, entries, lastEntry(r))
 		}
-		for n := countMessages(&r, raftpb.Heartbeat); answeredHeartbeats < n; answeredHeartbeats++ {
+		for n := countMessages(r, raftpb.Heartbeat); answeredHeartbeats < n; answeredHeartbeats++ {
 			sender.flows.answered(key)
 		}
 		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1,
@@ -191,4 +168,25 @@ func TestHeldReplicatesGoOutWhileHeartbeatsAreAnswered(t *testing.T) {
 	if took := time.Since(start); took < flowRelease/2 {
 		t.Errorf("held entries went out after %v, before the release (%v)", took, flowRelease)
 	}
+}
+
+// replicateTo starts a peer transport and a sender, and sends the peer
+// single-entry Replicates of entries 1..entries: what the peer received,
+// the sender and its connection (closed at the test's end).
+func replicateTo(t *testing.T, entries uint64) (*received, *Transport, raftio.IConnection) {
+	t.Helper()
+	r := &received{}
+	peer := startTransport(t, r)
+	sender := startTransport(t, &received{})
+	conn, err := sender.GetConnection(context.Background(), peer.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	for i := uint64(1); i <= entries; i++ {
+		if err := conn.SendMessageBatch(raftpb.MessageBatch{SourceAddress: "127.0.0.1:1", BinVer: 1, Requests: []raftpb.Message{replicate(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, sender, conn
 }

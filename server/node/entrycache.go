@@ -37,6 +37,7 @@ type entryRing struct {
 	base        []raftpb.Entry // ents' array from its start (see room)
 	bytes       uint64
 	compactedTo uint64 // entries up to here were removed from the store
+	resets      uint64 // times the suffix was dropped (see below)
 }
 
 func newEntryCache() *entryCache {
@@ -64,6 +65,7 @@ func (c *entryCache) saved(updates []raftpb.Update) {
 
 func (r *entryRing) reset() {
 	r.ents, r.base, r.bytes = nil, nil, 0
+	r.resets++
 }
 
 // room makes space for k more entries without a new array when the
@@ -155,6 +157,64 @@ func (c *entryCache) iterate(ents []raftpb.Entry, size uint64, key raftio.NodeIn
 		}
 	}
 	return ents, size, true
+}
+
+// A replica caches only what it saved since it started. After a restart
+// of the whole cluster the leader holds none of the entries a node that
+// came back later lacks, and read them from the store for every Replicate
+// it sent again after a heartbeat response: its step worker did nothing
+// else for seven seconds, and the other follower elected a new leader
+// (issue 34, found 17). So a read below the cached suffix takes the store's
+// entries up to the suffix once and puts them in front of it (below and
+// prepend), and the leader's next Replicates come from memory.
+
+// below reports whether low lies below the cached suffix, above what the
+// store compacted: then the entries from low to the suffix's head (the
+// index returned) may join the cache; mark is passed back to prepend.
+func (c *entryCache) below(key raftio.NodeInfo, low uint64) (head, mark uint64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rings[key]
+	if r == nil || len(r.ents) == 0 || low <= r.compactedTo || low >= r.ents[0].Index {
+		return 0, 0, false
+	}
+	return r.ents[0].Index, r.resets, true
+}
+
+// space reports how many bytes more the cache may hold for key.
+func (c *entryCache) space(key raftio.NodeInfo) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.rings[key]; r != nil && r.bytes < entryCacheBytes {
+		return entryCacheBytes - r.bytes
+	}
+	return 0
+}
+
+// prepend puts ents, read from the store, in front of the cached suffix
+// when they end right before its head, nothing dropped the suffix since
+// below returned mark, none of them was compacted since, and the whole
+// fits in entryCacheBytes. It reports whether it did.
+func (c *entryCache) prepend(key raftio.NodeInfo, ents []raftpb.Entry, mark uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rings[key]
+	if r == nil || len(r.ents) == 0 || len(ents) == 0 || r.resets != mark ||
+		ents[len(ents)-1].Index+1 != r.ents[0].Index || ents[0].Index <= r.compactedTo {
+		return false
+	}
+	var size uint64
+	for _, e := range ents {
+		size += uint64(e.SizeUpperLimit())
+	}
+	if r.bytes+size > entryCacheBytes {
+		return false
+	}
+	merged := make([]raftpb.Entry, 0, len(ents)+len(r.ents)+len(r.ents)/4)
+	merged = append(append(merged, ents...), r.ents...)
+	clear(r.ents)
+	r.ents, r.base, r.bytes = merged, merged, r.bytes+size
+	return true
 }
 
 // removedTo records that the store removed entries up to index.

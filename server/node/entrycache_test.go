@@ -3,10 +3,15 @@ package node
 import (
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/lni/dragonboat/v4/config"
+	"github.com/lni/dragonboat/v4/plugin/tan"
 	"github.com/lni/dragonboat/v4/raftio"
 	"github.com/lni/dragonboat/v4/raftpb"
+	"github.com/lni/vfs"
 )
 
 // The cache must answer exactly what the log holds: random appends,
@@ -19,7 +24,7 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 	model := map[uint64]raftpb.Entry{} // index -> entry in the log
 	var last, compacted uint64
 	term := uint64(1)
-	answered := 0
+	answered, prepended := 0, 0
 	for step := 0; step < 5000; step++ {
 		u := raftpb.Update{ShardID: 1, ReplicaID: 2}
 		switch k := rng.IntN(20); {
@@ -33,6 +38,8 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 			c.removedTo(key, to)
 			compacted = to
 			continue
+		case k == 2 && rng.IntN(4) == 0: // a restart: the log stays, the cache is empty
+			c = newEntryCache()
 		case k < 5 && last > compacted+1: // overwrite a suffix
 			term++
 			first := last - uint64(rng.IntN(int(min(last-compacted-1, 5))))
@@ -49,6 +56,20 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 			model[last] = e
 		}
 		c.saved([]raftpb.Update{u})
+		// Now and then the entries below the cached suffix are read from
+		// the log and put in front of it (a catch-up after a restart).
+		if rng.IntN(10) == 0 {
+			from := compacted + 1 + uint64(rng.IntN(int(last-compacted)))
+			if head, mark, ok := c.below(key, from); ok {
+				var gap []raftpb.Entry
+				for i := from; i < head; i++ {
+					gap = append(gap, model[i])
+				}
+				if c.prepend(key, gap, mark) {
+					prepended++
+				}
+			}
+		}
 		// Ask for a random range; whatever the cache answers must match.
 		low := compacted + 1 + uint64(rng.IntN(int(last-compacted)))
 		high := low + 1 + uint64(rng.IntN(20))
@@ -84,8 +105,8 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 			}
 		}
 	}
-	if answered < 1000 {
-		t.Fatalf("the cache answered only %d of 5000 reads", answered)
+	if answered < 1000 || prepended < 20 {
+		t.Fatalf("the cache answered only %d of 5000 reads, and took entries below it %d times", answered, prepended)
 	}
 }
 
@@ -122,5 +143,77 @@ func TestEntryCacheFullSaveIsCheap(t *testing.T) {
 	}
 	if b := c.rings[key].bytes; b > entryCacheBytes {
 		t.Fatalf("the cache holds %d bytes, over its %d", b, entryCacheBytes)
+	}
+}
+
+// openCountingFS counts the files opened for reading (tan opens the log
+// file once per saved record it reads).
+type openCountingFS struct {
+	vfs.FS
+	opens *atomic.Int64
+}
+
+func (fs openCountingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	fs.opens.Add(1)
+	return fs.FS.Open(name, opts...)
+}
+
+// After a restart a leader caches only what it saved since, and a node
+// that came back later needs older entries: they are read from the store
+// once, join the cache in front of its suffix, and the Replicates sent
+// again after every heartbeat response come from memory (found 17: the
+// leader's step worker read them from the store for seven seconds).
+func TestEntriesBelowTheCacheAreReadFromTheStoreOnce(t *testing.T) {
+	dir := t.TempDir()
+	var opens atomic.Int64
+	fs := openCountingFS{FS: vfs.Default, opens: &opens}
+	open := func() raftio.ILogDB {
+		nhc := config.NodeHostConfig{Expert: config.ExpertConfig{FS: fs, LogDB: logDBConfig()}}
+		f := timedLogDBFactory{inner: tan.Factory, observe: func(time.Duration) {}}
+		db, err := f.Create(nhc, func(config.LogDBInfo) {}, []string{dir}, []string{dir})
+		if err != nil {
+			t.Fatalf("open tan: %v", err)
+		}
+		return db
+	}
+	db := open()
+	saveEntries(t, db, 1, 500) // before the restart
+	db.Close()
+	db = open() // the restart: nothing cached
+	if _, err := db.ReadRaftState(1, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	saveEntries(t, db, 501, 510) // since the restart: cached
+	defer db.Close()
+	read := func() {
+		t.Helper()
+		ents, _, err := db.IterateEntries(nil, 0, 1, 1, 7, 511, 64<<20)
+		if err != nil || len(ents) != 504 {
+			t.Fatalf("read [7, 511): %d entries (%v), want 504", len(ents), err)
+		}
+		for i, e := range ents {
+			if e.Index != uint64(7+i) || e.Term != 1 || string(e.Cmd) != "cmd" {
+				t.Fatalf("entry %d is %d/%d %q", i, e.Index, e.Term, e.Cmd)
+			}
+		}
+	}
+	opens.Store(0)
+	read()
+	if n := opens.Load(); n == 0 {
+		t.Fatalf("the first read below the cache opened no log file: it was not read from the store")
+	}
+	opens.Store(0)
+	for i := 0; i < 5; i++ {
+		read()
+	}
+	if n := opens.Load(); n != 0 {
+		t.Fatalf("reads after the first opened log files %d times: the entries did not join the cache", n)
+	}
+	// Entries the store compacts are never served from the cache.
+	if err := db.RemoveEntriesTo(1, 1, 100); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _, _ := db.IterateEntries(nil, 0, 1, 1, 50, 60, 64<<20); len(ents) != 0 {
+		t.Fatalf("read [50, 60) after compacting to 100: %d entries, want none", len(ents))
 	}
 }

@@ -1178,10 +1178,23 @@ func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) erro
 	return err
 }
 
-// IterateEntries answers from the entry cache when it can.
+// IterateEntries answers from the entry cache when it can. A range that
+// starts below the cache is read from the store up to the cache's head
+// once and joins the cache (entrycache.go, found 17), when it fits.
 func (t *timedLogDB) IterateEntries(ents []raftpb.Entry, size, shardID, replicaID, low, high, maxSize uint64) ([]raftpb.Entry, uint64, error) {
-	if out, sz, ok := t.cache.iterate(ents, size, raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID}, low, high, maxSize); ok {
+	key := raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID}
+	if out, sz, ok := t.cache.iterate(ents, size, key, low, high, maxSize); ok {
 		return out, sz, nil
+	}
+	if head, mark, ok := t.cache.below(key, low); ok && (len(ents) == 0 || ents[len(ents)-1].Index+1 == low) {
+		if space := t.cache.space(key); space > 0 {
+			gap, _, err := t.ILogDB.IterateEntries(nil, 0, shardID, replicaID, low, head, space)
+			if err == nil && t.cache.prepend(key, gap, mark) {
+				if out, sz, ok := t.cache.iterate(ents, size, key, low, high, maxSize); ok {
+					return out, sz, nil
+				}
+			}
+		}
 	}
 	return t.ILogDB.IterateEntries(ents, size, shardID, replicaID, low, high, maxSize)
 }

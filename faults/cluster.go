@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,7 +245,31 @@ func (z *Zkbridge) start(i int) error {
 	}
 	nd.cmd, nd.exited, nd.paused = cmd, make(chan struct{}), false
 	go func(done chan struct{}) { _ = cmd.Wait(); logf.Close(); close(done) }(nd.exited)
+	if d := os.Getenv("FAULTS_GOROUTINES"); d != "" {
+		go dumpGoroutines(filepath.Join(d, fmt.Sprintf("node%d", nd.id)), nd.admin, nd.exited)
+	}
 	return nil
+}
+
+// dumpGoroutines saves the node's goroutines (its admin port's pprof) into
+// dir every 400 ms until it exits (FAULTS_GOROUTINES=DIR): what a node did
+// while it stalled, found 17's evidence.
+func dumpGoroutines(dir, admin string, done chan struct{}) {
+	_ = os.MkdirAll(dir, 0o755)
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(400 * time.Millisecond):
+		}
+		resp, err := http.Get("http://" + admin + "/debug/pprof/goroutine?debug=2")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_ = os.WriteFile(filepath.Join(dir, time.Now().UTC().Format("150405.000")+".txt"), b, 0o644)
+	}
 }
 
 // waitServing waits until one node leads and every running node follows

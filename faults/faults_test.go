@@ -62,9 +62,16 @@ func TestFaultsShort(t *testing.T) {
 	if !deadline.IsZero() {
 		cfg.Warmup, cfg.Cooldown, hold = 2*time.Second, 3*time.Second, 3*time.Second
 	}
+	cycleGap := 5 * time.Second
+	if !deadline.IsZero() {
+		cycleGap = time.Minute
+	}
+	if g, err := time.ParseDuration(os.Getenv("FAULTS_POWER_CYCLE_GAP")); err == nil && g > 0 {
+		cycleGap = g
+	}
 	only := os.Getenv("FAULTS_NEMESES")
 	var nemeses []Nemesis
-	for _, n := range Nemeses(hold) {
+	for _, n := range Nemeses(hold, cycleGap) {
 		switch {
 		case only != "":
 			if slices.Contains(strings.Split(only, ","), n.Name) {

@@ -31,6 +31,7 @@ type Op struct {
 	Version  int32 // the version read or written
 	Path     string
 	Server   string // register, set, counter: the address the client was connected to at the return
+	Err      string // register: the error of an operation that failed or whose outcome is unknown
 }
 
 // History collects the operations of a run, from many goroutines, and

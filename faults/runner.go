@@ -33,6 +33,9 @@ type Nemesis struct {
 	NoFault bool
 	// Long: only in the long run (make chaos), to keep the short one short.
 	Long bool
+	// Rounds, when set, caps the faults per run (a slow power cycle takes
+	// minutes each).
+	Rounds int
 }
 
 func pick(c Cluster, leader bool) (int, error) {
@@ -55,8 +58,9 @@ func diskNode(c Cluster, leader bool) (*Zkbridge, int, error) {
 }
 
 // Nemeses returns the suite's faults; pause holds a paused node for hold,
-// longer than an election timeout.
-func Nemeses(hold time.Duration) []Nemesis {
+// longer than an election timeout; the slow power cycle restarts the nodes
+// one at a time, cycleGap to 1.5 × cycleGap apart.
+func Nemeses(hold, cycleGap time.Duration) []Nemesis {
 	kill := func(leader bool) func(Cluster) (func() error, error) {
 		return func(c Cluster) (func() error, error) {
 			i, err := pick(c, leader)
@@ -295,6 +299,42 @@ func Nemeses(hold time.Duration) []Nemesis {
 			return nil
 		}, nil
 	}
+	// powerCycleSlow kills every node at once and starts them again one
+	// at a time, cycleGap or more apart (a minute in the long run):
+	// the first waits alone, without a quorum; it must stay up (not exit
+	// for want of a quorum) and the cluster serve once two are back.
+	powerCycleSlow := func(c Cluster) (func() error, error) {
+		n := len(c.Addrs())
+		for i := 0; i < n; i++ {
+			if err := c.Kill(i); err != nil {
+				return nil, err
+			}
+		}
+		return func() error {
+			var started []int
+			for k, i := range rand.Perm(n) {
+				if k > 0 {
+					time.Sleep(cycleGap + time.Duration(rand.Int64N(int64(cycleGap/2))))
+				}
+				if z, ok := c.(*Zkbridge); ok {
+					for _, j := range started {
+						if z.WaitExit(j, 10*time.Millisecond) {
+							return fmt.Errorf("node %d exited while it waited for its peers after a power cycle: %s", z.nodes[j].id, z.lastProblem(j))
+						}
+					}
+				}
+				if err := c.Restart(i); err != nil {
+					return err
+				}
+				// When each came back (UTC, as the nodes log): the write
+				// gap's end less the second restart is how soon a quorum
+				// served.
+				fmt.Printf("%s power-cycle-slow: node %d restarted at %s (%d of %d)\n", c.Name(), i+1, time.Now().UTC().Format("15:04:05.000"), k+1, n)
+				started = append(started, i)
+			}
+			return nil
+		}, nil
+	}
 	none := func(Cluster) (func() error, error) { return func() error { return nil }, nil }
 	// both strikes with a and then b at once, and ends them in reverse.
 	both := func(a, b func(Cluster) (func() error, error)) func(Cluster) (func() error, error) {
@@ -333,6 +373,7 @@ func Nemeses(hold time.Duration) []Nemesis {
 		{Name: "clock-leader-behind", Hold: hold, Inject: jump(true, -1), NeedsClock: true, SessionsSurvive: true, Long: true},
 		{Name: "clock-follower-ahead", Hold: hold, Inject: jump(false, 1), NeedsClock: true, SessionsSurvive: true, Long: true},
 		{Name: "power-cycle", Hold: hold, Inject: powerCycle, NeedsRestart: true, NeedsDisk: true},
+		{Name: "power-cycle-slow", Hold: hold, Inject: powerCycleSlow, NeedsRestart: true, NeedsDisk: true, Rounds: 1},
 		{Name: "slow-leader+pause-follower", Hold: hold, Inject: both(slow(true), pause(false)), NeedsDisk: true, Long: true},
 		{Name: "kill-follower+bridge", Hold: hold, Inject: both(kill(false), bridge), NeedsRestart: true, NeedsIsolate: true, Long: true},
 		{Name: "mixed", Hold: hold, Inject: mixed, NeedsRestart: true, NeedsIsolate: true, NeedsDisk: true, Long: true},
@@ -437,7 +478,11 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 	var runErr error
 	expiries.reset()
 	time.Sleep(cfg.Warmup)
-	for r := 0; r < cfg.Rounds && runErr == nil; r++ {
+	rounds := cfg.Rounds
+	if n.Rounds > 0 && n.Rounds < rounds {
+		rounds = n.Rounds
+	}
+	for r := 0; r < rounds && runErr == nil; r++ {
 		start := time.Now()
 		if !n.NoFault {
 			h.FaultBegins(start)
@@ -503,6 +548,9 @@ func Run(c Cluster, n Nemesis, cfg Config) ([]Row, error) {
 			case Failed:
 				row.Failed++
 			}
+		}
+		if cfg.Log != nil && row.Unknown > 0 && w.Name() == "register" {
+			fmt.Fprintf(cfg.Log, "%s %s: register operations of unknown outcome by error: %s\n", c.Name(), n.Name, unknownCauses(h.Ops(w.Name())))
 		}
 		row.Violations = w.Check(check.conn, &h, cfg.Artifacts)
 		rows = append(rows, row)
@@ -622,4 +670,30 @@ func PrintSummary(w io.Writer, sums []Summary) {
 		fmt.Fprintf(w, "%-10s %-26s %6d %12v %12v %14v %14v %9s %7s\n", s.System, s.Nemesis, s.Rounds,
 			s.GapMedian.Round(time.Millisecond), s.GapMax.Round(time.Millisecond), s.StallMedian.Round(time.Millisecond), s.StallMax.Round(time.Millisecond), el, dr)
 	}
+}
+
+// unknownCauses counts the operations of unknown outcome by their error,
+// most frequent first ("connection closed: 7, ...").
+func unknownCauses(ops []Op) string {
+	count := map[string]int{}
+	for _, op := range ops {
+		if op.Outcome == Unknown {
+			count[op.Err]++
+		}
+	}
+	causes := make([]string, 0, len(count))
+	for e := range count {
+		causes = append(causes, e)
+	}
+	sort.Slice(causes, func(i, j int) bool {
+		if count[causes[i]] != count[causes[j]] {
+			return count[causes[i]] > count[causes[j]]
+		}
+		return causes[i] < causes[j]
+	})
+	out := make([]string, len(causes))
+	for i, e := range causes {
+		out[i] = fmt.Sprintf("%s: %d", e, count[e])
+	}
+	return strings.Join(out, ", ")
 }

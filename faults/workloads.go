@@ -114,6 +114,11 @@ func classify(err error) Outcome {
 		return OK
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 		return Failed
+	case errors.Is(err, zk.ErrNoServer):
+		// go-zookeeper fails a request with ErrNoServer only while it
+		// is still queued, unsent, after a round of every address found
+		// no server: it cannot have been applied.
+		return Failed
 	}
 	return Unknown
 }
@@ -213,6 +218,17 @@ func (r registers) Run(c *client, h *History, stop <-chan struct{}) {
 			}
 		}
 		op.Server = c.conn.Server()
+		if err != nil {
+			op.Err = err.Error()
+		}
+		if errors.Is(err, zk.ErrNoServer) {
+			// Never sent (while no server could be reached, as in a
+			// power cycle): it tells nothing about the register, and
+			// as a write of unknown outcome it would stay open to the
+			// end of the history and swell porcupine's search.
+			c.afterError(err)
+			continue
+		}
 		h.Add(op)
 		if err != nil {
 			c.afterError(err)

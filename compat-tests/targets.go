@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/internal/freeport"
 	"github.com/zkbridge/zkbridge/server"
 )
 
@@ -125,32 +125,24 @@ type Zkbridge struct {
 	dir  string
 }
 
-// FreePort returns a loopback port that was free a moment ago.
+// FreePort returns a loopback port that was free a moment ago, drawn
+// below the kernel's ephemeral range (internal/freeport): a port 0 bind
+// handed out ports an outgoing connection could take before the server
+// bound it (a make chaos run lost a cluster start to that: "bind: address
+// already in use").
 func FreePort() (int, error) {
-	ports, err := freePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
+	return freeport.Pick()
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago
-// (all held open together so none repeats).
+// freePorts returns n distinct loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
 	var ports []int
 	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := freeport.Pick()
 		if err != nil {
 			return nil, err
 		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, p)
 	}
 	return ports, nil
 }

@@ -38,6 +38,16 @@ type Nemesis struct {
 	Rounds int
 }
 
+// killAll kills every node of c at once (a power cut).
+func killAll(c Cluster) error {
+	for i := range c.Addrs() {
+		if err := c.Kill(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func pick(c Cluster, leader bool) (int, error) {
 	l, err := c.Leader(10 * time.Second)
 	if err != nil || leader {
@@ -284,10 +294,8 @@ func Nemeses(hold, cycleGap time.Duration) []Nemesis {
 	// one in random order, apart by up to a second.
 	powerCycle := func(c Cluster) (func() error, error) {
 		n := len(c.Addrs())
-		for i := 0; i < n; i++ {
-			if err := c.Kill(i); err != nil {
-				return nil, err
-			}
+		if err := killAll(c); err != nil {
+			return nil, err
 		}
 		return func() error {
 			for _, i := range rand.Perm(n) {
@@ -305,10 +313,8 @@ func Nemeses(hold, cycleGap time.Duration) []Nemesis {
 	// for want of a quorum) and the cluster serve once two are back.
 	powerCycleSlow := func(c Cluster) (func() error, error) {
 		n := len(c.Addrs())
-		for i := 0; i < n; i++ {
-			if err := c.Kill(i); err != nil {
-				return nil, err
-			}
+		if err := killAll(c); err != nil {
+			return nil, err
 		}
 		return func() error {
 			var started []int

@@ -169,26 +169,17 @@ func (c *entryCache) iterate(ents []raftpb.Entry, size uint64, key raftio.NodeIn
 // prepend), and the leader's next Replicates come from memory.
 
 // below reports whether low lies below the cached suffix, above what the
-// store compacted: then the entries from low to the suffix's head (the
-// index returned) may join the cache; mark is passed back to prepend.
-func (c *entryCache) below(key raftio.NodeInfo, low uint64) (head, mark uint64, ok bool) {
+// store compacted, with room left in the cache: then the entries from low
+// to the suffix's head (the index returned), up to space bytes, may join
+// the cache; mark is passed back to prepend.
+func (c *entryCache) below(key raftio.NodeInfo, low uint64) (head, mark, space uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.rings[key]
-	if r == nil || len(r.ents) == 0 || low <= r.compactedTo || low >= r.ents[0].Index {
-		return 0, 0, false
+	if r == nil || len(r.ents) == 0 || low <= r.compactedTo || low >= r.ents[0].Index || r.bytes >= entryCacheBytes {
+		return 0, 0, 0, false
 	}
-	return r.ents[0].Index, r.resets, true
-}
-
-// space reports how many bytes more the cache may hold for key.
-func (c *entryCache) space(key raftio.NodeInfo) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r := c.rings[key]; r != nil && r.bytes < entryCacheBytes {
-		return entryCacheBytes - r.bytes
-	}
-	return 0
+	return r.ents[0].Index, r.resets, entryCacheBytes - r.bytes, true
 }
 
 // prepend puts ents, read from the store, in front of the cached suffix

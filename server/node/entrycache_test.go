@@ -60,7 +60,7 @@ func TestEntryCacheFollowsTheLog(t *testing.T) {
 		// the log and put in front of it (a catch-up after a restart).
 		if rng.IntN(10) == 0 {
 			from := compacted + 1 + uint64(rng.IntN(int(last-compacted)))
-			if head, mark, ok := c.below(key, from); ok {
+			if head, mark, _, ok := c.below(key, from); ok {
 				var gap []raftpb.Entry
 				for i := from; i < head; i++ {
 					gap = append(gap, model[i])

@@ -1186,13 +1186,11 @@ func (t *timedLogDB) IterateEntries(ents []raftpb.Entry, size, shardID, replicaI
 	if out, sz, ok := t.cache.iterate(ents, size, key, low, high, maxSize); ok {
 		return out, sz, nil
 	}
-	if head, mark, ok := t.cache.below(key, low); ok && (len(ents) == 0 || ents[len(ents)-1].Index+1 == low) {
-		if space := t.cache.space(key); space > 0 {
-			gap, _, err := t.ILogDB.IterateEntries(nil, 0, shardID, replicaID, low, head, space)
-			if err == nil && t.cache.prepend(key, gap, mark) {
-				if out, sz, ok := t.cache.iterate(ents, size, key, low, high, maxSize); ok {
-					return out, sz, nil
-				}
+	if head, mark, space, ok := t.cache.below(key, low); ok && (len(ents) == 0 || ents[len(ents)-1].Index+1 == low) {
+		gap, _, err := t.ILogDB.IterateEntries(nil, 0, shardID, replicaID, low, head, space)
+		if err == nil && t.cache.prepend(key, gap, mark) {
+			if out, sz, ok := t.cache.iterate(ents, size, key, low, high, maxSize); ok {
+				return out, sz, nil
 			}
 		}
 	}

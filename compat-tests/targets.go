@@ -135,17 +135,7 @@ func FreePort() (int, error) {
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for i := 0; i < n; i++ {
-		p, err := freeport.Pick()
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, p)
-	}
-	return ports, nil
-}
+func freePorts(n int) ([]int, error) { return freeport.PickN(n) }
 
 // suiteConfig is a zkbridge node configured like the ZooKeeper of the
 // suite: every four-letter word, the same super digest, a 1 s reaper, and

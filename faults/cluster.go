@@ -506,13 +506,9 @@ func StartZooKeeper(n int, partitionable bool) (Cluster, error) {
 		}
 		return &zkEnsemble{e: e, paused: map[int]bool{}, dead: map[int]bool{}}, nil
 	}
-	ports := make([]int, 3*n) // client, quorum, election per node, myid order
-	for i := range ports {
-		p, err := freeport.Pick()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = p
+	ports, err := freeport.PickN(3 * n) // client, quorum, election per node, myid order
+	if err != nil {
+		return nil, err
 	}
 	pp, servers, err := startPeerProxies(ports)
 	if err != nil {

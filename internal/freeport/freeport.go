@@ -45,6 +45,19 @@ func Pick(hosts ...string) (int, error) {
 	return 0, errors.New("freeport: no port free on every host below the ephemeral range")
 }
 
+// PickN returns n distinct ports as Pick does.
+func PickN(n int, hosts ...string) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := Pick(hosts...)
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	return ports, nil
+}
+
 // freeOn probes port by binding it on each host (all held open together).
 func freeOn(port int, hosts []string) bool {
 	var held []net.Listener

@@ -39,9 +39,12 @@ func (s *S) logExact(cmd string) {
 }
 
 var (
-	numRe    = regexp.MustCompile(`[0-9]+`)
-	hexRe    = regexp.MustCompile(`0x[0-9a-f]+`)
-	clientRe = regexp.MustCompile(`^ /[0-9a-fA-F.:%]+:[0-9]+\[[0-9]+\]\((.*)\)$`)
+	numRe = regexp.MustCompile(`[0-9]+`)
+	hexRe = regexp.MustCompile(`0x[0-9a-f]+`)
+	// srvr's latency triple, and a count of either sign (Outstanding).
+	latencyRe   = regexp.MustCompile(`^[0-9]+/[0-9]+\.[0-9]+/[0-9]+$`)
+	signedNumRe = regexp.MustCompile(`^-?[0-9]+$`)
+	clientRe    = regexp.MustCompile(`^ /[0-9a-fA-F.:%]+:[0-9]+\[[0-9]+\]\((.*)\)$`)
 )
 
 // fieldNames keeps the keys of a "k=v,k=v" list.
@@ -94,7 +97,7 @@ func srvrShape(out string) []string {
 			case "Zookeeper version":
 				v = "V"
 			case "Latency min/avg/max":
-				v = regexp.MustCompile(`^[0-9]+/[0-9]+\.[0-9]+/[0-9]+$`).ReplaceAllString(v, "N/D/N")
+				v = latencyRe.ReplaceAllString(v, "N/D/N")
 			case "Zxid":
 				v = hexRe.ReplaceAllString(v, "0xH")
 			case "Mode":
@@ -102,7 +105,7 @@ func srvrShape(out string) []string {
 				// Timing, and ZooKeeper 3.8's own count can dip below
 				// zero: the self-check once saw "Outstanding: -1" from
 				// ZooKeeper against 0 from another ZooKeeper.
-				v = regexp.MustCompile(`^-?[0-9]+$`).ReplaceAllString(v, "N")
+				v = signedNumRe.ReplaceAllString(v, "N")
 			default:
 				v = numRe.ReplaceAllString(v, "N")
 			}

@@ -58,13 +58,9 @@ func TestFaultsShort(t *testing.T) {
 	// Short: a fault of 2 s (longer than the election timeout) between 1 s
 	// of load before and 2 s after; long: 3 s between 2 and 3.
 	cfg := Config{Clients: 3, Warmup: time.Second, Cooldown: 2 * time.Second, Rounds: rounds, Artifacts: artifacts, Log: os.Stdout}
-	hold := 2 * time.Second
+	hold, cycleGap := 2*time.Second, 5*time.Second
 	if !deadline.IsZero() {
-		cfg.Warmup, cfg.Cooldown, hold = 2*time.Second, 3*time.Second, 3*time.Second
-	}
-	cycleGap := 5 * time.Second
-	if !deadline.IsZero() {
-		cycleGap = time.Minute
+		cfg.Warmup, cfg.Cooldown, hold, cycleGap = 2*time.Second, 3*time.Second, 3*time.Second, time.Minute
 	}
 	if g, err := time.ParseDuration(os.Getenv("FAULTS_POWER_CYCLE_GAP")); err == nil && g > 0 {
 		cycleGap = g

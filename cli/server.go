@@ -48,6 +48,7 @@ func serverCommand() *ucli.Command {
 			&ucli.DurationFlag{Name: "tick-time", Usage: "ZooKeeper tickTime", Value: 2 * time.Second},
 			&ucli.DurationFlag{Name: "election-timeout", Usage: "Raft election timeout: a leader that hears from no quorum this long steps down (failover takes about 1-2x this)", Value: server.DefaultElectionTimeout},
 			&ucli.Uint64Flag{Name: "snapshot-entries", Usage: "applied entries between Raft snapshots, after which the log is compacted (zoo.cfg snapCount)", Value: server.DefaultSnapshotEntries},
+			&ucli.Uint64Flag{Name: "snapshot-bytes", Usage: "bytes of applied entries that also trigger a Raft snapshot, bounding the log's size with large values (zoo.cfg snapSizeLimitInKb, in bytes here)", Value: server.DefaultSnapshotBytes},
 			&ucli.DurationFlag{Name: "reaper-interval", Usage: "how often empty containers and expired TTL nodes are removed", Value: 60 * time.Second},
 			&ucli.StringSliceFlag{Name: "4lw", Usage: "enabled four-letter words (`CMD`, repeatable; * for all; default srvr)"},
 			&ucli.StringFlag{Name: "super-digest", Usage: "super user `super:<base64 sha1>`"},
@@ -137,6 +138,7 @@ func loadServerConfig(c *ucli.Context) (server.Config, error) {
 	set("tick-time", func() { cfg.TickTime = c.Duration("tick-time") })
 	set("reaper-interval", func() { cfg.ReaperInterval = c.Duration("reaper-interval") })
 	set("snapshot-entries", func() { cfg.SnapshotEntries = c.Uint64("snapshot-entries") })
+	set("snapshot-bytes", func() { cfg.SnapshotBytes = c.Uint64("snapshot-bytes") })
 	set("election-timeout", func() { cfg.ElectionTimeout = c.Duration("election-timeout") })
 	set("super-digest", func() { cfg.SuperDigest = c.String("super-digest") })
 	if c.IsSet("jaas") {

@@ -32,6 +32,7 @@ const (
 	DefaultNativeAddr      = config.DefaultNativeAddr
 	DefaultPeerAddr        = config.DefaultPeerAddr
 	DefaultSnapshotEntries = config.DefaultSnapshotEntries
+	DefaultSnapshotBytes   = config.DefaultSnapshotBytes
 	DefaultElectionTimeout = config.DefaultElectionTimeout
 )
 

@@ -89,6 +89,10 @@ type Config struct {
 	// SnapshotEntries is how many applied entries trigger a Raft snapshot,
 	// after which the log before it is compacted (zoo.cfg snapCount).
 	SnapshotEntries uint64 `yaml:"snapshot_entries"`
+	// SnapshotBytes is how many bytes of applied entries trigger a Raft
+	// snapshot as well (zoo.cfg snapSizeLimitInKb): with large values the
+	// entry count alone lets the log outgrow the disk.
+	SnapshotBytes uint64 `yaml:"snapshot_bytes"`
 	// ElectionTimeout is Raft's election timeout (randomized up to twice
 	// it); a leader that hears from no quorum for that long steps down.
 	// Short means a fast failover; on a loaded machine where a node can
@@ -151,6 +155,9 @@ const (
 	// DefaultSnapshotEntries is smaller than ZooKeeper's snapCount
 	// (100000): a snapshot of the on-disk state machine is cheap.
 	DefaultSnapshotEntries = 10000
+	// DefaultSnapshotBytes is smaller than ZooKeeper's snapSizeLimitInKb
+	// (4 GB) for the same reason; the log keeps about twice it.
+	DefaultSnapshotBytes = 256 << 20
 	// DefaultElectionTimeout: 10 Raft ticks of 20 ms.
 	DefaultElectionTimeout = 200 * time.Millisecond
 )
@@ -190,6 +197,9 @@ func (c *Config) Normalize() {
 	}
 	if c.SnapshotEntries == 0 {
 		c.SnapshotEntries = DefaultSnapshotEntries
+	}
+	if c.SnapshotBytes == 0 {
+		c.SnapshotBytes = DefaultSnapshotBytes
 	}
 	if c.ElectionTimeout == 0 {
 		c.ElectionTimeout = DefaultElectionTimeout
@@ -437,6 +447,11 @@ func ParseZooCfg(raw []byte, dir string) (Config, error) {
 			var n int
 			if n, err = integer(k, v); err == nil && n > 0 {
 				c.SnapshotEntries = uint64(n)
+			}
+		case k == "snapSizeLimitInKb":
+			var n int
+			if n, err = integer(k, v); err == nil && n > 0 {
+				c.SnapshotBytes = uint64(n) << 10
 			}
 		case k == "znode.container.checkIntervalMs":
 			c.ReaperInterval, err = ms(k, v)

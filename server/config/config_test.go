@@ -48,6 +48,7 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 		"globalOutstandingLimit=500\n" +
 		"admin.serverPort=9090\n" +
 		"znode.container.checkIntervalMs=1000\n" +
+		"snapCount=50000\nsnapSizeLimitInKb=65536\n" +
 		"server.3=127.0.0.1:2888:3888\n" +
 		"frobnicate=yes\n"
 	path := filepath.Join(dir, "zoo.cfg")
@@ -75,6 +76,8 @@ func TestZooCfgAcceptedAsIs(t *testing.T) {
 		{"globalOutstandingLimit", c.GlobalOutstandingLimit == 500},
 		{"admin port", c.AdminAddr == "127.0.0.1:9090"},
 		{"reaper", c.ReaperInterval == time.Second},
+		{"snapCount", c.SnapshotEntries == 50000},
+		{"snapSizeLimitInKb", c.SnapshotBytes == 64<<20},
 		{"myid", c.ReplicaID == 3},
 		{"peer from server.3", c.PeerAddr == "127.0.0.1:2888"},
 		{"initLimit (for conf)", c.InitLimit == 10},

@@ -194,6 +194,7 @@ type lockedSM struct {
 	mu       *sync.RWMutex
 	barriers []ApplyBarrier
 	traced   bool // the data shard's: its applies are write stages (stagetrace)
+	sizes    *byteSnapshots
 }
 
 func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
@@ -204,8 +205,12 @@ func (l *lockedSM) Update(ents []dbsm.Entry) ([]dbsm.Entry, error) {
 		}()
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return barrierUpdate(l.StateMachine, l.barriers, ents)
+	out, err := barrierUpdate(l.StateMachine, l.barriers, ents)
+	l.mu.Unlock()
+	if err == nil {
+		l.sizes.applied(ents)
+	}
+	return out, err
 }
 
 // snapshotEvents logs dragonboat's snapshot and compaction events: how a
@@ -455,13 +460,15 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 	nh := h.nh
 	var local *sm.StateMachine
 	ready := make(chan struct{})
+	sizes := newByteSnapshots(nh, spec.id, cfg.SnapshotBytes, 5*cfg.SnapshotEntries, spec.log)
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
 		local = sm.New(smCfg)
 		close(ready)
-		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers, traced: shardID == dataShard}
+		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers, traced: shardID == dataShard, sizes: sizes}
 	}
 	// The log behind a snapshot keeps 5× its interval, so a follower a
-	// little behind catches up from the log rather than by a full snapshot.
+	// little behind catches up from the log rather than by a full snapshot;
+	// sizes bounds it in bytes as well.
 	rc := dbconfig.Config{
 		ShardID:             spec.id,
 		ReplicaID:           cfg.ReplicaID,

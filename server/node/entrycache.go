@@ -83,9 +83,14 @@ func (r *entryRing) room(k int) {
 	if dead < k || dead < n/4 {
 		return
 	}
-	copy(r.base, r.ents)
-	clear(r.base[n : dead+n])
-	r.ents = r.base[:n]
+	// The whole array: base's length is only what it held when it was
+	// taken, fewer than n entries once the suffix grew (copying into it
+	// moved just that many and left stale entries in the middle of the
+	// suffix, which reads then served under the wrong indexes).
+	full := r.base[:cap(r.base)]
+	copy(full, r.ents)
+	clear(full[n : dead+n])
+	r.ents = full[:n]
 }
 
 func (r *entryRing) append(ents []raftpb.Entry) {

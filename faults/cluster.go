@@ -121,6 +121,7 @@ type Zkbridge struct {
 	election time.Duration
 	nodes    []*procNode
 	tmpfs    []string // mounts to undo at Close
+	extra    []string // more flags for every node
 	// crashedOnFullDisk counts the times the disk-full node died, and
 	// fullDiskExit is the last error it logged.
 	crashedOnFullDisk int
@@ -144,7 +145,12 @@ type procNode struct {
 // StartZkbridge starts n nodes in dir with the given election timeout (0:
 // the server's default) and waits until every node follows one leader.
 func StartZkbridge(bin, dir string, n int, election time.Duration) (*Zkbridge, error) {
-	z := &Zkbridge{bin: bin, dir: dir, election: election}
+	return startZkbridge(bin, dir, n, election, nil)
+}
+
+// startZkbridge is StartZkbridge with more flags for every node.
+func startZkbridge(bin, dir string, n int, election time.Duration, extra []string) (*Zkbridge, error) {
+	z := &Zkbridge{bin: bin, dir: dir, election: election, extra: extra}
 	var ports []int
 	for len(ports) < 4*n {
 		p, err := compattests.FreePort()
@@ -234,6 +240,7 @@ func (z *Zkbridge) start(i int) error {
 	if z.election > 0 {
 		args = append(args, "--election-timeout", z.election.String())
 	}
+	args = append(args, z.extra...)
 	cmd := exec.Command(z.bin, args...)
 	cmd.Env = append(os.Environ(), peernet.FaultFileEnv+"="+nd.faultFile, logfs.SyncDelayFileEnv+"="+nd.fsyncDelayFile,
 		wallclock.OffsetFileEnv+"="+nd.clockFile)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,16 +159,38 @@ func (z *Zkbridge) GarbleRaftLog(i int) (string, []byte, error) {
 	return p, before, tearTail(p, 100, 300)
 }
 
-// TearStateLog tears the tail of stopped node i's state machine WAL (the
-// local state a restart opens; dragonboat's local snapshots of an on-disk
-// state machine are metadata only, so this is the "snapshot" a restart
-// loads).
-func (z *Zkbridge) TearStateLog(i int) (string, error) {
-	p, err := newestLog(filepath.Join(z.dataDir(i), "state"))
+// UnfinishedStateFlush leaves beside stopped node i's state machine what a
+// crash in the middle of a memtable flush leaves: the next sstable, half
+// written (random bytes). The state keeps no WAL (the Raft log is its log;
+// sm's openDB) and Pebble records a table in its MANIFEST only once it is
+// written and synced, so the restart must drop the orphan, open at the
+// last completed flush and replay the rest from the Raft log.
+func (z *Zkbridge) UnfinishedStateFlush(i int) (string, error) {
+	state := filepath.Join(z.dataDir(i), "state")
+	current, err := os.ReadFile(filepath.Join(state, "CURRENT"))
 	if err != nil {
 		return "", err
 	}
-	return p, tearTail(p, 100, 300)
+	db := filepath.Join(state, strings.TrimSpace(string(current)))
+	entries, err := os.ReadDir(db)
+	if err != nil {
+		return "", err
+	}
+	// Pebble numbers its tables, blob files, logs and MANIFESTs from one
+	// counter: the unfinished table takes the next number.
+	var last int
+	for _, e := range entries {
+		name := strings.TrimPrefix(e.Name(), "MANIFEST-")
+		if n, err := strconv.Atoi(strings.SplitN(name, ".", 2)[0]); err == nil {
+			last = max(last, n)
+		}
+	}
+	p := filepath.Join(db, fmt.Sprintf("%06d.sst", last+1))
+	junk := make([]byte, 2048+mrand.IntN(8192))
+	for k := range junk {
+		junk[k] = byte(mrand.IntN(256))
+	}
+	return p, os.WriteFile(p, junk, 0o640)
 }
 
 func (z *Zkbridge) dataDir(i int) string {
@@ -175,8 +198,8 @@ func (z *Zkbridge) dataDir(i int) string {
 }
 
 // DamageState damages the state a restart of stopped node i opens: one of
-// its state machine's files (Pebble's CURRENT pointer, its MANIFEST, the
-// middle of its newest WAL) or its newest Raft snapshot file, chosen at
+// its state machine's files (Pebble's CURRENT pointer or its MANIFEST; the
+// state keeps no WAL) or its newest Raft snapshot file, chosen at
 // random, 64 bytes in the middle (the whole file when shorter) flipped.
 // It returns what it damaged and a function that puts the node's state and
 // snapshots back as they were.
@@ -194,9 +217,6 @@ func (z *Zkbridge) DamageState(i int) (string, func() error, error) {
 		targets = append(targets, filepath.Join(state, "CURRENT"))
 		if m, _ := filepath.Glob(filepath.Join(db, "MANIFEST-*")); len(m) > 0 {
 			targets = append(targets, m[len(m)-1])
-		}
-		if p, err := newestLog(db); err == nil {
-			targets = append(targets, p)
 		}
 	}
 	var snaps []string

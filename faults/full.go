@@ -71,13 +71,16 @@ func unmount(dir string) {
 }
 
 // StartZkbridgeTmpfs is StartZkbridge with node full's data directory on a
-// tmpfs of its own.
+// tmpfs of its own. Its nodes snapshot every 1,000 entries: between
+// snapshots a node writes only into the Raft log file it reserved (64 MiB)
+// and its memtables, so a disk filled for a few seconds would otherwise go
+// unnoticed; a snapshot's flush of the state needs new space at once.
 func StartZkbridgeTmpfs(bin, dir string, n, full int, election time.Duration) (*Zkbridge, error) {
 	data := filepath.Join(dir, fmt.Sprintf("node%d", full+1))
 	if err := mountTmpfs(data); err != nil {
 		return nil, err
 	}
-	z, err := StartZkbridge(bin, dir, n, election)
+	z, err := startZkbridge(bin, dir, n, election, []string{"--snapshot-entries", "1000"})
 	if err != nil {
 		unmount(data)
 		return nil, err

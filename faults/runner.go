@@ -373,7 +373,7 @@ func Nemeses(hold, cycleGap time.Duration) []Nemesis {
 		{Name: "torn-raft-log", Hold: hold, Inject: tornWrite, NeedsDisk: true},
 		{Name: "garbled-raft-log", Hold: hold, Inject: garble, NeedsDisk: true},
 		{Name: "corrupt-snapshot", Hold: hold, Inject: damage, NeedsDisk: true},
-		{Name: "torn-state-log", Hold: hold, Inject: tear((*Zkbridge).TearStateLog), NeedsDisk: true, Long: true},
+		{Name: "torn-state-flush", Hold: hold, Inject: tear((*Zkbridge).UnfinishedStateFlush), NeedsDisk: true, Long: true},
 		{Name: "clock-leader-ahead", Hold: hold, Inject: jump(true, 1), NeedsClock: true, SessionsSurvive: true},
 		{Name: "clock-follower-behind", Hold: hold, Inject: jump(false, -1), NeedsClock: true, SessionsSurvive: true},
 		{Name: "clock-leader-behind", Hold: hold, Inject: jump(true, -1), NeedsClock: true, SessionsSurvive: true, Long: true},

@@ -99,7 +99,7 @@ func TestLayoutOneUpgradesToChildIndex(t *testing.T) {
 	if err := b.Set(keySpecialVer, []byte{1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(pebble.NoSync); err != nil { // Close flushes
 		t.Fatal(err)
 	}
 	if err := h.s.Close(); err != nil {
@@ -127,7 +127,7 @@ func TestLayoutOneUpgradesToChildIndex(t *testing.T) {
 func TestUnknownLayoutIsAClearError(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, Config{Dir: dir})
-	if err := h.s.db.Set(keySpecialVer, []byte{99}, pebble.Sync); err != nil {
+	if err := h.s.db.Set(keySpecialVer, []byte{99}, pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.s.Close(); err != nil {

@@ -149,7 +149,7 @@ func (s *StateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 		}
 		return fmt.Errorf("sm: recover snapshot: %w", err)
 	}
-	if err := db.LogData(nil, pebble.Sync); err != nil {
+	if err := durable(db); err != nil {
 		db.Close()
 		os.RemoveAll(path)
 		return fmt.Errorf("sm: recover snapshot: sync: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	sm "github.com/lni/dragonboat/v4/statemachine"
+	"github.com/zkbridge/zkbridge/diskfull"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -234,7 +235,7 @@ func upgradeLayout(db *pebble.DB, v []byte) error {
 	if err := b.Set(keySpecialVer, []byte{layoutVersion}, nil); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := commitDurable(db, b); err != nil {
 		return fmt.Errorf("sm: building the child index: %w", err)
 	}
 	return nil
@@ -277,7 +278,7 @@ func initTree(db *pebble.DB) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := commitDurable(db, b); err != nil {
 		return fmt.Errorf("sm: init tree: %w", err)
 	}
 	return nil
@@ -415,7 +416,8 @@ func (s *StateMachine) applyEntry(a *applier, e *sm.Entry, meta *logMeta) (*Resu
 	return res, nil
 }
 
-// Sync makes every committed Update durable (fsyncs the WAL).
+// Sync makes every committed Update durable (flushes the memtables: the
+// state keeps no WAL of its own, see openDB).
 // It may also be called by the server on shutdown, concurrently with
 // dragonboat closing the replica, hence the lock.
 func (s *StateMachine) Sync() error {
@@ -425,7 +427,7 @@ func (s *StateMachine) Sync() error {
 	if db == nil {
 		return ErrClosed
 	}
-	if err := db.LogData(nil, pebble.Sync); err != nil {
+	if err := durable(db); err != nil {
 		return fmt.Errorf("sm: sync: %w", err)
 	}
 	return nil
@@ -437,6 +439,16 @@ func (s *StateMachine) Close() error {
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return nil
+	}
+	// A clean stop flushes what was applied since the last Sync, so the
+	// restart does not replay it from the Raft log. Not on a full disk,
+	// where a flush would wait for space: the replay covers it.
+	if !diskfull.Full() {
+		if err := durable(s.db); err != nil {
+			s.db.Close()
+			s.db = nil
+			return fmt.Errorf("sm: close: flush: %w", err)
+		}
 	}
 	err := s.db.Close()
 	s.db = nil

@@ -96,7 +96,8 @@ ulimit -n "$(ulimit -Hn)" || true
 log "open files: $(ulimit -n) per process"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-dims.XXXXXX")
-mkdir -p "$work/results"
+mkdir -p "$work/results" "$work/logs"
+zb_clusters=0
 if [ -n "${DIMS_RESULTS:-}" ]; then
   [ -d "$DIMS_RESULTS" ] || die "DIMS_RESULTS: no directory $DIMS_RESULTS"
   rmdir "$work/results"
@@ -116,13 +117,22 @@ stop_zb() {
     rm -rf "$work/zb-single"
   fi
   zb_pid=""
-  if [ -n "$cluster_dir" ]; then ZKBRIDGE_CLUSTER_DIR=$cluster_dir bash "$here/scripts/local-cluster.sh" stop >/dev/null 2>&1 || true; fi
+  if [ -n "$cluster_dir" ]; then
+    # The nodes' logs outlive the cluster (local-cluster.sh stop removes
+    # its directory): a node that died in a run is explained by them.
+    local i
+    zb_clusters=$((zb_clusters + 1))
+    for i in "$cluster_dir"/node*.log; do
+      [ -f "$i" ] && cp "$i" "$work/logs/cluster$zb_clusters-$(basename "$i")"
+    done
+    ZKBRIDGE_CLUSTER_DIR=$cluster_dir bash "$here/scripts/local-cluster.sh" stop >/dev/null 2>&1 || true
+  fi
   cluster_dir=""
 }
 cleanup() {
   stop_zk
   stop_zb
-  if [ "${DIMS_KEEP:-0}" = 1 ]; then log "results kept in $work/results"; else rm -rf "$work"; fi
+  if [ "${DIMS_KEEP:-0}" = 1 ]; then log "results kept in $work/results, node logs in $work/logs"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -197,6 +207,10 @@ bench() {
     jq --argjson load "$load" '. + {load1: $load}' "$out.tmp" >"$out"
   else
     log "  failed: $(tail -n 3 "$out.err" | tr '\n' ' ')"
+    local p
+    for p in ${zb_pids//,/ }; do
+      [ "$sys" = zb ] && ! kill -0 "$p" 2>/dev/null && log "  zkbridge node pid $p is gone: its log is kept with the results (DIMS_KEEP=1)"
+    done
     jq -n --argjson load "$load" '{failed: true, load1: $load}' >"$out"
   fi
   rm -f "$out.tmp"

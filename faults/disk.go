@@ -166,12 +166,10 @@ func (z *Zkbridge) GarbleRaftLog(i int) (string, []byte, error) {
 // written and synced, so the restart must drop the orphan, open at the
 // last completed flush and replay the rest from the Raft log.
 func (z *Zkbridge) UnfinishedStateFlush(i int) (string, error) {
-	state := filepath.Join(z.dataDir(i), "state")
-	current, err := os.ReadFile(filepath.Join(state, "CURRENT"))
+	db, err := liveStateDB(filepath.Join(z.dataDir(i), "state"))
 	if err != nil {
 		return "", err
 	}
-	db := filepath.Join(state, strings.TrimSpace(string(current)))
 	entries, err := os.ReadDir(db)
 	if err != nil {
 		return "", err
@@ -193,6 +191,16 @@ func (z *Zkbridge) UnfinishedStateFlush(i int) (string, error) {
 	return p, os.WriteFile(p, junk, 0o640)
 }
 
+// liveStateDB returns the Pebble directory a state machine directory's
+// CURRENT pointer names (sm's layout).
+func liveStateDB(state string) (string, error) {
+	current, err := os.ReadFile(filepath.Join(state, "CURRENT"))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, strings.TrimSpace(string(current))), nil
+}
+
 func (z *Zkbridge) dataDir(i int) string {
 	return filepath.Join(z.dir, fmt.Sprintf("node%d", z.nodes[i].id))
 }
@@ -212,8 +220,7 @@ func (z *Zkbridge) DamageState(i int) (string, func() error, error) {
 		return "", nil, err
 	}
 	var targets []string
-	if current, err := os.ReadFile(filepath.Join(state, "CURRENT")); err == nil {
-		db := filepath.Join(state, strings.TrimSpace(string(current)))
+	if db, err := liveStateDB(state); err == nil {
 		targets = append(targets, filepath.Join(state, "CURRENT"))
 		if m, _ := filepath.Glob(filepath.Join(db, "MANIFEST-*")); len(m) > 0 {
 			targets = append(targets, m[len(m)-1])

@@ -460,15 +460,16 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 	nh := h.nh
 	var local *sm.StateMachine
 	ready := make(chan struct{})
-	sizes := newByteSnapshots(nh, spec.id, cfg.SnapshotBytes, 5*cfg.SnapshotEntries, spec.log)
+	// The log behind a snapshot keeps 5× its interval, so a follower a
+	// little behind catches up from the log rather than by a full snapshot;
+	// sizes bounds it in bytes as well, never keeping more.
+	overhead := 5 * cfg.SnapshotEntries
+	sizes := newByteSnapshots(nh, spec.id, cfg.SnapshotBytes, overhead, spec.log)
 	factory := func(shardID, replicaID uint64) dbsm.IOnDiskStateMachine {
 		local = sm.New(smCfg)
 		close(ready)
 		return &lockedSM{StateMachine: local, mu: applyMu, barriers: barriers, traced: shardID == dataShard, sizes: sizes}
 	}
-	// The log behind a snapshot keeps 5× its interval, so a follower a
-	// little behind catches up from the log rather than by a full snapshot;
-	// sizes bounds it in bytes as well.
 	rc := dbconfig.Config{
 		ShardID:             spec.id,
 		ReplicaID:           cfg.ReplicaID,
@@ -477,7 +478,7 @@ func (h *host) startShard(cfg *config.Config, spec shardSpec, smCfg sm.Config, a
 		CheckQuorum:         true,
 		PreVote:             true,
 		SnapshotEntries:     cfg.SnapshotEntries,
-		CompactionOverhead:  5 * cfg.SnapshotEntries,
+		CompactionOverhead:  overhead,
 		OrderedConfigChange: true,
 		MaxInMemLogSize:     256 << 20,
 		WaitReady:           true,

@@ -37,8 +37,6 @@ type byteSnapshots struct {
 	// request failed (another snapshot under way, the shard stopping).
 	next    atomic.Int64
 	pending atomic.Bool
-	// requests counts completed requests (tests and the log).
-	requests atomic.Int64
 }
 
 func newByteSnapshots(nh *dragonboat.NodeHost, shard uint64, limit, maxKeep uint64, log zerolog.Logger) *byteSnapshots {
@@ -78,7 +76,6 @@ func (b *byteSnapshots) request() {
 	b.bytes.Add(-bytes)
 	b.entries.Add(-entries)
 	b.next.Store(b.limit)
-	b.requests.Add(1)
 	b.log.Debug().Int64("bytes", bytes).Int64("entries", entries).Uint64("kept", keep).Msg("snapshot taken: the log since the last passed snapshot_bytes")
 }
 

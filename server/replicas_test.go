@@ -5,12 +5,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkbridge/zkbridge/internal/freeport"
 	"github.com/zkbridge/zkbridge/server/zk"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
@@ -22,18 +24,18 @@ func freeAddr(t testing.TB) string {
 }
 
 // freeAddrs returns n distinct loopback addresses that were free a moment
-// ago. All n are held open together: closing each before asking for the
-// next lets the kernel hand out the same port twice.
+// ago, drawn below the kernel's ephemeral range (freeport): a port probed
+// by binding port 0 could be handed to another test's bind or outgoing
+// connection before the node bound it ("address already in use").
 func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	addrs := make([]string, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		addrs = append(addrs, ln.Addr().String())
+	ports, err := freeport.PickN(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, n)
+	for i, p := range ports {
+		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 	}
 	return addrs
 }

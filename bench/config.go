@@ -20,7 +20,8 @@ type Op int
 // a watch round, OpConnect a session's handshake and OpClose its
 // closeSession, OpChurn a whole churn cycle, OpPing a held session's ping,
 // OpResume a lost session's resumption elsewhere, OpArm a watch set by a
-// read, OpEvent a watch event's delivery.
+// read, OpEvent a watch event's delivery, OpAfterReply the part of a watch
+// round after the write's reply.
 const (
 	OpCreate Op = iota
 	OpDelete
@@ -37,10 +38,11 @@ const (
 	OpResume
 	OpArm
 	OpEvent
+	OpAfterReply
 	numOps
 )
 
-var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch", "connect", "close", "churn", "ping", "resume", "arm", "event"}
+var opNames = [numOps]string{"create", "delete", "set", "get", "exists", "list", "multi", "watch", "connect", "close", "churn", "ping", "resume", "arm", "event", "after_reply"}
 
 func (o Op) String() string {
 	if o >= 0 && o < numOps {

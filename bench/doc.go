@@ -16,8 +16,8 @@
 // made beforehand, Fanout per directory), list (getChildren of those
 // directories), mixed (ops picked by weight, see ParseMix), multi
 // (transactions of MultiOps setData each) and watch (Watchers sessions
-// watch one node, one session sets it; a round's latency is the time from
-// the setData reply to the last watcher's event) and connect (sessions
+// watch one node, one session writes it; a round's latency is the time from
+// the write's send to the last watcher's event) and connect (sessions
 // opened and closed one after another by each of Connections connectors;
 // the unit is a session, its latency the handshake's).
 //

@@ -40,7 +40,7 @@ type OpResult struct {
 }
 
 // Result is what a run measured. For the watch workload an op is a round
-// and the total's latency is the fan-out time (write reply to last event);
+// and the total's latency is the fan-out time (write sent to last event);
 // for the connect workload an op is a session and the total's latency its
 // handshake. Errors counts every failed request, of the unit's ops or not.
 type Result struct {
@@ -201,7 +201,7 @@ func (res *Result) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	if res.Watchers > 0 {
-		fmt.Fprintf(&b, "\nfan-out: time from the setData reply to the last of %d watch events; %d events received\n",
+		fmt.Fprintf(&b, "\nfan-out: time from the write's send to the last of %d watch events (after_reply: from its reply); %d events received\n",
 			res.Watchers, res.Events)
 	}
 	if res.Workload == "churn" {

@@ -27,7 +27,8 @@ func benchCommand() *ucli.Command {
 			"  mixed   ops picked by --mix weights (delete removes a node the connection created)\n" +
 			"  multi   transactions of --multi-ops setData each\n" +
 			"  watch   --watchers sessions watch ROOT/w, one more sets it; latency is from the\n" +
-			"          setData reply to the last watcher's event (rounds run one at a time)\n" +
+			"          write's send to the last watcher's event, after_reply the part after the\n" +
+			"          write's reply (rounds run one at a time)\n" +
 			"  connect --connections connectors each open a session, close it (closeSession, awaiting\n" +
 			"          its reply) and start over; ops/s is sessions/s, latency the handshake's\n" +
 			"          (--connect-exists: one exists on ROOT per session)\n" +

@@ -22,7 +22,8 @@
 #             1000000) over DIMS_WATCH_PATHS nodes (100000) from 100
 #             sessions: RSS per watch over the three nodes; then a
 #             NodeChildrenChanged fan-out to DIMS_FANOUT_WATCHERS sessions
-#             (10000; write reply to last event, 20 rounds); then a
+#             (10000; from the write's send to the last event, and the
+#             write's own time and the part after its reply; 20 rounds); then a
 #             persistent recursive watch on / while sets run at
 #             DIMS_RECURSIVE_RATE/s (5000): event delivery p50/p99.
 #   values    3 nodes: setData and getData of 100 KB and 1 MB (1,000,000
@@ -484,14 +485,17 @@ if have watches; then
     row "time to set them, s (lower)" watches '.watches.arm_s' "%.1f"
     row "RSS per watch, bytes, 3 nodes summed (lower)" watches '.watches.rss_bytes_per_watch' "%.0f" "<= 1/3"
     row "heap per watch after a GC, bytes (lower)" watches '(.heap_armed - .heap_before) / .watches.watches' "%.0f" "<= 1/3"
-    row "fan-out to $fanout_watchers watchers, p50 ms" fanout '.latency_ms.p50' "%.1f"
-    row "fan-out to $fanout_watchers watchers, p99 ms" fanout '.latency_ms.p99' "%.1f"
+    row "fan-out to $fanout_watchers watchers, p50 ms (lower)" fanout '.latency_ms.p50' "%.1f"
+    row "fan-out to $fanout_watchers watchers, p99 ms (lower)" fanout '.latency_ms.p99' "%.1f"
+    row "  of it the write (create/delete), p50 ms" fanout '.per_op[] | select(.op == "set") | .latency_ms.p50' "%.1f"
+    row "  of it after the write's reply, p50 ms" fanout '.per_op[] | select(.op == "after_reply") | .latency_ms.p50' "%.1f"
+    row "server CPU per round (arm $fanout_watchers + fan-out), ms" fanout '.server.cpu_us_per_op / 1000' "%.0f"
     row "recursive watch: sets/s" recursive '.per_op[] | select(.op == "set") | .ops_per_sec' "%.0f"
     row "recursive watch: delivery p50, ms" recursive '.latency_ms.p50' "%.2f"
     row "recursive watch: delivery p99, ms" recursive '.latency_ms.p99' "%.2f"
     row "recursive watch: sets failed (ConnectionLoss)" recursive '[.per_op[] | select(.op == "set") | .errors] | add' "%.0f" "0"
     row "recursive watch: events missing (failed sets' included)" recursive '[.per_op[] | select(.op == "event") | .errors] | add' "%.0f" "0"
-  } | table "watches: $watches one-shot over $watch_paths nodes from 100 sessions; NodeChildrenChanged fan-out (write reply to last event, 20 rounds); persistent recursive watch on / under $recursive_rate sets/s (send to event), 3 nodes (load: $(loads watches) / $(loads fanout) / $(loads recursive))"
+  } | table "watches: $watches one-shot over $watch_paths nodes from 100 sessions; NodeChildrenChanged fan-out (write sent to last event, 20 rounds); persistent recursive watch on / under $recursive_rate sets/s (send to event), 3 nodes (load: $(loads watches) / $(loads fanout) / $(loads recursive))"
 fi
 if have values-set-100000; then
   {

@@ -67,6 +67,8 @@
 #   BENCH_ZNODES     znodes created for that (default 1000000; e.g. 100000 for a quick run)
 #   ZK_HEAP          ZooKeeper's heap per node (default 1g)
 #   ZKBRIDGE_BIN     a prebuilt zkbridge instead of building one
+#   BENCH_KEEP       a directory: the 3-node zkbridge nodes' logs are copied there at
+#                    the end (the run's own files go, as always)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -149,6 +151,9 @@ stop_zkbridge() {
   fi
   zb_pid=""
   if [ -n "$cluster_dir" ]; then
+    if [ -n "${BENCH_KEEP:-}" ]; then
+      mkdir -p "$BENCH_KEEP" && cp "$cluster_dir"/node*.log "$BENCH_KEEP"/ 2>/dev/null || true
+    fi
     ZKBRIDGE_CLUSTER_DIR=$cluster_dir bash "$here/scripts/local-cluster.sh" stop || true
   fi
   cluster_dir=""
@@ -533,7 +538,7 @@ if [ -n "$nodes_list" ]; then
   if jq -e -s 'any(.[]; (.rate // 0) > 0)' "$work/results/"*.json >/dev/null 2>&1; then
     echo "paced (--rate): both get the same ops/s wherever they keep up, so compare the latency columns; ratio below 1: zkbridge fell behind the pace."
   fi
-  echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write reply to last event."
+  echo "watch rows: ops are rounds (${BENCH_ARGS:+see BENCH_ARGS; }50 watchers by default), latency is write sent to last event."
   echo "connect rows: ops are sessions (handshake, then closeSession awaited), latency is the handshake's."
   echo "CPU, CPU wait, switches: summed over the server processes' threads (/proc/PID/task/*/schedstat) over the measured time, per op:"
   echo "  time on a CPU, time ready but waiting for one, and times put on one (wake-ups and preemptions)."

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkbridge/zkbridge/sm"
 	"github.com/zkbridge/zkbridge/zkproto"
 )
 
@@ -70,5 +71,78 @@ func TestByteBudgetLetsOneOversizeRequestThrough(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting request was not let through after the release")
+	}
+}
+
+// Waiters go in in the order they came: a small request that would fit
+// does not pass a larger one waiting before it, or a connection with large
+// writes could wait while the bytes freed went to others, again and again.
+func TestByteBudgetLetsWaitersInInOrder(t *testing.T) {
+	b := newByteBudget(10)
+	b.acquire(3)
+	b.acquire(3)
+	order := make(chan string, 2)
+	waitFor := func(n int) { // until n acquisitions are waiting
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b.mu.Lock()
+			got := len(b.waiting)
+			b.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d waiting, want %d", got, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	nothingFor := func(d time.Duration) {
+		select {
+		case who := <-order:
+			t.Fatalf("%s went in out of turn", who)
+		case <-time.After(d):
+		}
+	}
+	expect := func(want string) {
+		select {
+		case who := <-order:
+			if who != want {
+				t.Fatalf("%s went in, want %s", who, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s was not let in", want)
+		}
+	}
+	go func() { b.acquire(6); order <- "large" }() // 12 > 10: waits
+	waitFor(1)
+	go func() { b.acquire(4); order <- "small" }() // 10 would fit, but is second
+	waitFor(2)
+	nothingFor(50 * time.Millisecond)
+	b.release(3) // 3 + 6 fit, 3 + 6 + 4 do not
+	expect("large")
+	nothingFor(50 * time.Millisecond)
+	b.release(3) // 6 + 4 fit
+	expect("small")
+	if b.used != 10 || b.waits != 2 {
+		t.Fatalf("used %d waits %d, want 10 and 2", b.used, b.waits)
+	}
+}
+
+// A multi counts its ops, not only its bytes: applying 1,000 setData costs
+// a node far more than saving their 130 KB.
+func TestProposalCostCountsAMultisOps(t *testing.T) {
+	ops := make([]sm.Op, 1000)
+	for i := range ops {
+		ops[i] = &sm.SetData{Path: "/a", Version: -1}
+	}
+	if got, want := proposalCost(130_000, &sm.Multi{Ops: ops}), int64(130_000+1000*applyCostPerOp); got != want {
+		t.Fatalf("multi of 1000: cost %d, want %d", got, want)
+	}
+	if got, want := proposalCost(200, &sm.SetData{Path: "/a"}), int64(200+applyCostPerOp); got != want {
+		t.Fatalf("setData: cost %d, want %d", got, want)
+	}
+	if got, want := proposalCost(50, &sm.Multi{}), int64(50+applyCostPerOp); got != want {
+		t.Fatalf("empty multi: cost %d, want %d", got, want)
 	}
 }

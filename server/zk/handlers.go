@@ -228,7 +228,7 @@ func (c *conn) commandHeader() sm.Header {
 func (c *conn) propose(h zkproto.RequestHeader, op sm.Op, closeAfter bool) {
 	// Room in the door's budget of bytes in flight first: waiting here
 	// stops this connection's reads instead of overfilling the log.
-	size := int64(c.frameLen)
+	size := proposalCost(c.frameLen, op)
 	c.srv.proposals.acquire(size)
 	p := c.addPending(h.Xid, h.Type)
 	trace := c.traceWrite(p) // nil unless write stages are traced

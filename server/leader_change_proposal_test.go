@@ -31,7 +31,7 @@ func TestWriteCaughtInALeaderChangeGoesToTheNewLeader(t *testing.T) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		slowElection := false
 		t.Run(fmt.Sprintf("attempt%d", attempt), func(t *testing.T) {
-			slowElection = writeCaughtInALeaderChange(t)
+			writeCaughtInALeaderChange(t, &slowElection)
 		})
 		if !slowElection {
 			return
@@ -41,9 +41,9 @@ func TestWriteCaughtInALeaderChangeGoesToTheNewLeader(t *testing.T) {
 }
 
 // writeCaughtInALeaderChange runs the scenario once in a new cluster. It
-// reports true (and skips) when the connection was closed because the
+// sets *slowElection and skips when the connection was closed because the
 // election took longer than the cut-off window.
-func writeCaughtInALeaderChange(t *testing.T) (slowElection bool) {
+func writeCaughtInALeaderChange(t *testing.T, slowElection *bool) {
 	servers := startCluster(t, 3, 2*time.Second)
 	li := leaderOf(t, servers)
 	fi, oi := (li+1)%3, (li+2)%3
@@ -71,8 +71,16 @@ func writeCaughtInALeaderChange(t *testing.T) (slowElection bool) {
 	// When the followers first have a new leader, polled while the client
 	// waits for its answer.
 	elected := make(chan time.Duration, 1)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-stopped }) // before the cluster stops
 	go func() {
+		defer close(stopped)
 		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
 			if servers[fi].node.IsLeader() || servers[oi].node.IsLeader() {
 				elected <- time.Since(cut)
 				return
@@ -88,9 +96,9 @@ func writeCaughtInALeaderChange(t *testing.T) (slowElection bool) {
 		// The followers notice the loss within two election timeouts of
 		// the cut and are cut off two more after that.
 		window := 4 * servers[fi].cfg.ElectionTimeout
-		if took := <-elected; took < 0 || took > window {
-			t.Skipf("the new leader came %v after the cut, past the %v cut-off window; the connection was closed by design (%v)", took.Round(time.Millisecond), window, err)
-			return true
+		if after := <-elected; after < 0 || after > window {
+			*slowElection = true // Skipf ends this goroutine
+			t.Skipf("the new leader came %v after the cut, past the %v cut-off window; the connection was closed by design (%v)", after.Round(time.Millisecond), window, err)
 		}
 		t.Fatalf("the write caught in the leader change was not answered (%v after %v): the connection was closed (ConnectionLoss) instead of the write going to the new leader", err, took.Round(time.Millisecond))
 	}
@@ -115,5 +123,4 @@ func writeCaughtInALeaderChange(t *testing.T) (slowElection bool) {
 	if h, _ := c.reply(); h.Xid != xid || h.Err != zkproto.ErrNodeExists {
 		t.Fatalf("second create: xid %d err %v, want NodeExists", h.Xid, h.Err)
 	}
-	return false
 }

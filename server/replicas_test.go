@@ -221,10 +221,33 @@ func TestReconfigChangesMembership(t *testing.T) {
 	if code, _ := reconfig(&zkproto.ReconfigRequest{LeavingServers: string(rune('0' + other)), CurConfigID: -1}); code != zkproto.ErrBadArguments {
 		t.Fatalf("leaving down to one voter: %v, want BadArguments", code)
 	}
+	// Sessions on the other voter, opened before the reconfig so that
+	// their reads follow its reply at once.
+	var others []*testClient
+	for _, other := range servers {
+		if other == s || other.cfg.ReplicaID == victim { // the victim left the cluster
+			continue
+		}
+		oc, _ := dialSession(t, other, 0, nil, 0)
+		others = append(others, oc)
+	}
 	code, text = reconfig(&zkproto.ReconfigRequest{JoiningServers: "server.7=127.0.0.1:1:2:observer;127.0.0.1:3", CurConfigID: -1})
 	// The whole spec is kept, election port and client address included.
 	if code != zkproto.ErrOK || !strings.Contains(text, "server.7=127.0.0.1:1:2:observer;127.0.0.1:3\n") {
 		t.Fatalf("joining observer 7: %v %q", code, text)
+	}
+	// Read at once on the other nodes, /zookeeper/config is the reconfig's
+	// whole: the new member with its spec, as in the reply. The nodes'
+	// rendering was a cache refreshed in the background, and such a read
+	// saw the member without its spec ("127.0.0.1:1:1:observer").
+	for i, oc := range others {
+		oc.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/zookeeper/config"})
+		h, d := oc.reply()
+		var resp zkproto.GetDataResponse
+		resp.Decode(d)
+		if h.Err != zkproto.ErrOK || string(resp.Data) != text {
+			t.Fatalf("other voter %d's /zookeeper/config right after the reconfig: %v %q, want the reply's %q", i, h.Err, resp.Data, text)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"context"
 	"time"
 
 	"github.com/zkbridge/zkbridge/server/node"
@@ -26,6 +27,39 @@ func (s *Server) membershipChanged(m node.Membership) {
 	if changed {
 		s.watches.trigger(zkproto.EventNodeDataChanged, configNode, nil)
 	}
+}
+
+// configReadTimeout bounds freshConfig's quorum round.
+const configReadTimeout = 2 * time.Second
+
+// readsConfig reports whether a read answers with /zookeeper/config's
+// stat or data.
+func readsConfig(op zkproto.OpCode, req zkproto.Record) bool {
+	var path string
+	switch r := req.(type) {
+	case *zkproto.GetDataRequest:
+		path = r.Path
+	case *zkproto.ExistsRequest:
+		path = r.Path
+	case *zkproto.GetACLRequest:
+		path = r.Path
+	}
+	return path == configNode && (op == zkproto.OpGetData || op == zkproto.OpExists || op == zkproto.OpGetACL)
+}
+
+// freshConfig brings this node's rendering of /zookeeper/config up to the
+// cluster's before a client reads it. The rendering is a cache that a
+// timer and applied directory changes refresh in the background, and a
+// read on another node just after a reconfig saw it half updated: the new
+// member without the spec its reconfig gave, as no ZooKeeper server ever
+// shows it (a reconfig is one transaction there). A quorum round reads the
+// membership linearizably, and the directory after it; without a leader
+// the cached text stands. Config reads are rare (a client's getConfig, a
+// watch on the node firing), so the round is no cost to other reads.
+func (s *Server) freshConfig() {
+	ctx, cancel := context.WithTimeout(context.Background(), configReadTimeout)
+	defer cancel()
+	_, _ = s.node.RefreshMembership(ctx)
 }
 
 // configText returns the rendered /zookeeper/config, when it last changed

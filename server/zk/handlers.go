@@ -132,6 +132,9 @@ func (c *conn) handleRequest(frame []byte) bool {
 	case zkproto.OpSASL:
 		return c.handleSASL(h.Xid, req.(*zkproto.GetSASLRequest).Token)
 	default:
+		if readsConfig(h.Type, req) {
+			c.srv.freshConfig()
+		}
 		if deferrable(h.Type) && c.unordered.Load() == 0 && c.hasPending() {
 			// Behind in-flight writes of this connection: answered at its
 			// place without stopping the reader (deferred.go).

@@ -33,18 +33,24 @@ func (s *Server) membershipChanged(m node.Membership) {
 const configReadTimeout = 2 * time.Second
 
 // readsConfig reports whether a read answers with /zookeeper/config's
-// stat or data.
-func readsConfig(op zkproto.OpCode, req zkproto.Record) bool {
-	var path string
+// stat or data, alone or inside a multiRead. Each of these request records
+// belongs to one opcode, so the record says which read it is.
+func readsConfig(req zkproto.Record) bool {
 	switch r := req.(type) {
 	case *zkproto.GetDataRequest:
-		path = r.Path
+		return r.Path == configNode
 	case *zkproto.ExistsRequest:
-		path = r.Path
+		return r.Path == configNode
 	case *zkproto.GetACLRequest:
-		path = r.Path
+		return r.Path == configNode
+	case *zkproto.MultiRequest:
+		for _, op := range r.Ops {
+			if readsConfig(op.Request) {
+				return true
+			}
+		}
 	}
-	return path == configNode && (op == zkproto.OpGetData || op == zkproto.OpExists || op == zkproto.OpGetACL)
+	return false
 }
 
 // freshConfig brings this node's rendering of /zookeeper/config up to the

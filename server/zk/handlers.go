@@ -132,7 +132,7 @@ func (c *conn) handleRequest(frame []byte) bool {
 	case zkproto.OpSASL:
 		return c.handleSASL(h.Xid, req.(*zkproto.GetSASLRequest).Token)
 	default:
-		if readsConfig(h.Type, req) {
+		if readsConfig(req) {
 			c.srv.freshConfig()
 		}
 		if deferrable(h.Type) && c.unordered.Load() == 0 && c.hasPending() {

@@ -1150,6 +1150,7 @@ type timedLogDB struct {
 	raftio.ILogDB
 	observe func(time.Duration)
 	cache   *entryCache // recent entries, for a follower's catch-up (entrycache.go)
+	writes  replicaWriteLocks
 	mu      sync.Mutex
 	// state is the Raft state (term, vote, commit) last saved, per replica.
 	state map[raftio.NodeInfo]raftpb.State
@@ -1172,8 +1173,10 @@ func (t *timedLogDB) SaveRaftState(updates []raftpb.Update, shardID uint64) erro
 	if stagetrace.On() {
 		traceStart = stagetrace.Now()
 	}
+	unlock := t.writes.lockUpdates(updates)
 	start := time.Now()
 	err := t.ILogDB.SaveRaftState(updates, shardID)
+	unlock()
 	if sync {
 		t.observe(time.Since(start))
 	}
@@ -1207,16 +1210,25 @@ func (t *timedLogDB) IterateEntries(ents []raftpb.Entry, size, shardID, replicaI
 
 func (t *timedLogDB) RemoveEntriesTo(shardID, replicaID, index uint64) error {
 	t.cache.removedTo(raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID}, index)
+	defer t.writes.lock(shardID, replicaID)()
 	return t.ILogDB.RemoveEntriesTo(shardID, replicaID, index)
+}
+
+// SaveSnapshots records snapshots, each under its replica's write lock.
+func (t *timedLogDB) SaveSnapshots(updates []raftpb.Update) error {
+	defer t.writes.lockUpdates(updates)()
+	return t.ILogDB.SaveSnapshots(updates)
 }
 
 func (t *timedLogDB) RemoveNodeData(shardID, replicaID uint64) error {
 	t.cache.forget(raftio.NodeInfo{ShardID: shardID, ReplicaID: replicaID})
+	defer t.writes.lock(shardID, replicaID)()
 	return t.ILogDB.RemoveNodeData(shardID, replicaID)
 }
 
 func (t *timedLogDB) ImportSnapshot(ss raftpb.Snapshot, replicaID uint64) error {
 	t.cache.forget(raftio.NodeInfo{ShardID: ss.ShardID, ReplicaID: replicaID})
+	defer t.writes.lock(ss.ShardID, replicaID)()
 	return t.ILogDB.ImportSnapshot(ss, replicaID)
 }
 

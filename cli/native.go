@@ -459,7 +459,9 @@ func printRecord(w io.Writer, asJSON bool, r *zkbridgev1.ChangeRecord) error {
 			if ch.Session != 0 {
 				m["session"] = hexID(ch.Session)
 			}
-			if ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_CREATED || ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_DATA {
+			if ch.DataSuperseded {
+				m["data_superseded"] = true
+			} else if ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_CREATED || ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_DATA {
 				dataJSON(m, ch.Data)
 			}
 			if ch.Stat != nil {
@@ -483,7 +485,9 @@ func printRecord(w io.Writer, asJSON bool, r *zkbridgev1.ChangeRecord) error {
 				line += " ephemeral " + hexID(ch.Stat.EphemeralOwner)
 			}
 		}
-		if ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_CREATED || ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_DATA {
+		if ch.DataSuperseded {
+			line += " (data superseded by a later change)"
+		} else if ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_CREATED || ch.Type == zkbridgev1.ChangeType_CHANGE_TYPE_DATA {
 			line += " " + strconv.Quote(string(ch.Data))
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -214,5 +215,40 @@ func TestNativeStopWithOpenStreams(t *testing.T) {
 	}
 	if _, err := ka.Recv(); err == nil {
 		t.Fatal("the keep-alive stream outlived the server")
+	}
+}
+
+// A value over 4 KiB reaches the feed from its node: whole while the node
+// is at that version, marked superseded once a later set replaced it
+// (the later change carries the value).
+func TestNativeFeedLargeValues(t *testing.T) {
+	_, nc, zc := startNativeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	big := func(b byte) []byte { return bytes.Repeat([]byte{b}, 100_000) }
+	if _, err := zc.Create("/big", big('a'), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := nc.FetchMetadata(ctx, &zkbridgev1.FetchMetadataRequest{Prefixes: []string{"/big"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := nextRecords(t, st, 1)[0].Changes[0]
+	if !bytes.Equal(first.Data, big('a')) || first.DataSuperseded {
+		t.Fatalf("the create read at once: %d bytes, superseded %v", len(first.Data), first.DataSuperseded)
+	}
+	if _, err := zc.Set("/big", big('b'), -1); err != nil {
+		t.Fatal(err)
+	}
+	again, err := nc.FetchMetadata(ctx, &zkbridgev1.FetchMetadataRequest{Prefixes: []string{"/big"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := nextRecords(t, again, 2)
+	if c := recs[0].Changes[0]; c.Data != nil || !c.DataSuperseded || c.Stat.Version != 0 {
+		t.Fatalf("the create read after the set: %d bytes, superseded %v, version %d", len(c.Data), c.DataSuperseded, c.Stat.Version)
+	}
+	if c := recs[1].Changes[0]; !bytes.Equal(c.Data, big('b')) || c.DataSuperseded {
+		t.Fatalf("the set: %d bytes, superseded %v", len(c.Data), c.DataSuperseded)
 	}
 }

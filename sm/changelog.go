@@ -34,7 +34,33 @@ type Change struct {
 	Session int64
 	Stat    zkproto.Stat
 	Data    []byte
+	// DataSuperseded (read from the log only): the change's value was
+	// larger than changeValueInline, so its record did not copy it, and a
+	// later change (in this record or a later one) replaced or deleted
+	// the node before the log was read: Data is nil, and the later change
+	// carries what the node became.
+	DataSuperseded bool
+	// dataInNode (read from the log only): the record left the value out;
+	// View.ChangeLog takes it from the node.
+	dataInNode bool
 }
+
+// changeValueInline is the largest value a change-log record copies. A
+// larger value (a create's or a setData's) stays only in its node, where
+// the feed reads it while no later change has replaced it. Each value
+// used to be written to Pebble twice, the node and the record, and for
+// large values the second copy was a third of a node's disk writes (the
+// Raft log, the node, the record) and the compactions behind them; the
+// log's byte bound also held only a few hundred records of 100 KB. The
+// limit is part of the record format: every replica applies the same rule.
+const changeValueInline = 4096
+
+// dataInNodeMark is the length a record encodes for a value it left in the
+// node (bytesOrNil's null is -1).
+const dataInNodeMark = -2
+
+// carriesData reports whether a change of type t has a value.
+func carriesData(t ChangeType) bool { return t == ChangeCreated || t == ChangeData }
 
 // ChangeRecord is the change-log record of one successful transaction,
 // keyed by its zxid. Failed transactions change nothing and leave no record.
@@ -49,7 +75,7 @@ const changeRecVersion byte = 1
 func (r *ChangeRecord) encode() []byte {
 	size := 24
 	for i := range r.Changes {
-		size += 80 + len(r.Changes[i].Path) + len(r.Changes[i].Data) // a Stat's varints fit in 70
+		size += 80 + len(r.Changes[i].Path) + min(len(r.Changes[i].Data), changeValueInline) // a Stat's varints fit in 70
 	}
 	e := &enc{b: make([]byte, 0, size)}
 	e.u8(changeRecVersion)
@@ -62,6 +88,10 @@ func (r *ChangeRecord) encode() []byte {
 		e.str(c.Path)
 		e.svar(c.Session)
 		encodeStat(e, &c.Stat)
+		if carriesData(c.Type) && len(c.Data) > changeValueInline {
+			e.svar(dataInNodeMark)
+			continue
+		}
 		e.bytesOrNil(c.Data)
 	}
 	return e.b
@@ -77,7 +107,12 @@ func decodeChangeRecord(b []byte) (*ChangeRecord, error) {
 	for i := 0; i < n && d.err == nil; i++ {
 		c := Change{Type: ChangeType(d.u8()), Path: d.str(), Session: d.svar()}
 		c.Stat = decodeStat(d)
-		c.Data = d.bytesOrNil()
+		if d.peekSvar() == dataInNodeMark && carriesData(c.Type) {
+			d.svar()
+			c.dataInNode = true
+		} else {
+			c.Data = d.bytesOrNil()
+		}
 		r.Changes = append(r.Changes, c)
 	}
 	if err := d.done(); err != nil {

@@ -113,6 +113,19 @@ func (d *dec) take(n uint64) []byte {
 	return v
 }
 
+// peekSvar returns the next signed varint without consuming it (0 when
+// there is none).
+func (d *dec) peekSvar() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		return 0
+	}
+	return v
+}
+
 func (d *dec) str() string { return string(d.take(d.uvar())) }
 
 // bytesOrNil returns a copy (never aliasing the input) or nil for null.

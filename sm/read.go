@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -326,7 +327,54 @@ func (v *View) ChangeLog(from int64, max int) (recs []*ChangeRecord, trimmed int
 		recs = append(recs, r)
 		return nil
 	})
-	return recs, meta.Trimmed, err
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range recs {
+		if err := v.valuesFromNodes(r); err != nil {
+			return nil, 0, err
+		}
+	}
+	return recs, meta.Trimmed, nil
+}
+
+// valuesFromNodes fills in the values a record left in their nodes
+// (changeValueInline). A node still at the change's version (the same
+// creation, modification and version) holds the value; otherwise a later
+// change replaced it (a later change of the path in this record, a
+// multi's, or in a later record) and the change is DataSuperseded.
+func (v *View) valuesFromNodes(r *ChangeRecord) error {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if !c.dataInNode {
+			continue
+		}
+		c.dataInNode = false
+		if changedLater(r.Changes[i+1:], c.Path) {
+			c.DataSuperseded = true
+			continue
+		}
+		n, err := v.node(c.Path)
+		if err != nil {
+			return fmt.Errorf("sm: change log at zxid %d: the value of %s: %w", r.Zxid, c.Path, err)
+		}
+		if n == nil || n.czxid != c.Stat.Czxid || n.mzxid != c.Stat.Mzxid || n.version != c.Stat.Version {
+			c.DataSuperseded = true
+			continue
+		}
+		c.Data = bytes.Clone(n.data) // the node may be the apply path's cached one
+	}
+	return nil
+}
+
+// changedLater reports whether a change in later creates, sets or deletes path.
+func changedLater(later []Change, path string) bool {
+	for i := range later {
+		if later[i].Path == path && (carriesData(later[i].Type) || later[i].Type == ChangeDeleted) {
+			return true
+		}
+	}
+	return false
 }
 
 var errStop = fmt.Errorf("stop")

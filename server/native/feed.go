@@ -93,7 +93,7 @@ func filterRecord(r *sm.ChangeRecord, prefixes []string) *zkbridgev1.ChangeRecor
 			pc.Stat = statOf(c.Stat)
 		}
 		if c.Type == sm.ChangeCreated || c.Type == sm.ChangeData {
-			pc.Data = c.Data
+			pc.Data, pc.DataSuperseded = c.Data, c.DataSuperseded
 		}
 		out = append(out, pc)
 	}

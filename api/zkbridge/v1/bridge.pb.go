@@ -1981,14 +1981,19 @@ func (x *ChangeRecord) GetChanges() []*Change {
 }
 
 type Change struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          ChangeType             `protobuf:"varint,1,opt,name=type,proto3,enum=zkbridge.v1.ChangeType" json:"type,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	Session       int64                  `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"` // the session or lease of a session change
-	Stat          *Stat                  `protobuf:"bytes,4,opt,name=stat,proto3" json:"stat,omitempty"`        // the node's stat after the change (CREATED, DATA, ACL)
-	Data          []byte                 `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`        // the node's data after the change (CREATED, DATA)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Type    ChangeType             `protobuf:"varint,1,opt,name=type,proto3,enum=zkbridge.v1.ChangeType" json:"type,omitempty"`
+	Path    string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Session int64                  `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"` // the session or lease of a session change
+	Stat    *Stat                  `protobuf:"bytes,4,opt,name=stat,proto3" json:"stat,omitempty"`        // the node's stat after the change (CREATED, DATA, ACL)
+	Data    []byte                 `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`        // the node's data after the change (CREATED, DATA)
+	// The change log copies values of up to 4 KiB; a larger one is read from
+	// its node when the record is read. When a later change (which follows
+	// in the feed) had already replaced or deleted the node, that value is
+	// gone: data is empty and data_superseded is set (CREATED, DATA).
+	DataSuperseded bool `protobuf:"varint,6,opt,name=data_superseded,json=dataSuperseded,proto3" json:"data_superseded,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Change) Reset() {
@@ -2054,6 +2059,13 @@ func (x *Change) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *Change) GetDataSuperseded() bool {
+	if x != nil {
+		return x.DataSuperseded
+	}
+	return false
 }
 
 // OffsetCompacted is the detail of FetchMetadata's OUT_OF_RANGE.
@@ -4233,13 +4245,14 @@ const file_zkbridge_v1_bridge_proto_rawDesc = "" +
 	"\fChangeRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04time\x18\x02 \x01(\x03R\x04time\x12-\n" +
-	"\achanges\x18\x03 \x03(\v2\x13.zkbridge.v1.ChangeR\achanges\"\x9e\x01\n" +
+	"\achanges\x18\x03 \x03(\v2\x13.zkbridge.v1.ChangeR\achanges\"\xc7\x01\n" +
 	"\x06Change\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.zkbridge.v1.ChangeTypeR\x04type\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\asession\x18\x03 \x01(\x03R\asession\x12%\n" +
 	"\x04stat\x18\x04 \x01(\v2\x11.zkbridge.v1.StatR\x04stat\x12\x12\n" +
-	"\x04data\x18\x05 \x01(\fR\x04data\"6\n" +
+	"\x04data\x18\x05 \x01(\fR\x04data\x12'\n" +
+	"\x0fdata_superseded\x18\x06 \x01(\bR\x0edataSuperseded\"6\n" +
 	"\x0fOffsetCompacted\x12#\n" +
 	"\roldest_offset\x18\x01 \x01(\x03R\foldestOffset\"R\n" +
 	"\x1cFetchMetadataSnapshotRequest\x12\x16\n" +

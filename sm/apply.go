@@ -302,7 +302,7 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	if code, err := a.fence(o.Path); code != zkproto.ErrOK || err != nil {
 		return nil, code, err
 	}
-	n, err := a.t.node(o.Path)
+	n, err := a.t.nodeMeta(o.Path) // the old data is not needed, only its length
 	if err != nil {
 		return nil, 0, err
 	}
@@ -312,8 +312,9 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	if ok, err := a.allowed(n, zkproto.PermWrite); err != nil || !ok {
 		return nil, zkproto.ErrNoAuth, err
 	}
+	grows := int64(len(o.Data) - n.dataLen())
 	// ZooKeeper checks the quota before the version.
-	if exceeded, err := a.quotaExceeded(o.Path, int64(len(o.Data)-len(n.data)), 0); err != nil || exceeded {
+	if exceeded, err := a.quotaExceeded(o.Path, grows, 0); err != nil || exceeded {
 		return nil, zkproto.ErrQuotaExceeded, err
 	}
 	if !versionOK(o.Version, n.version) {
@@ -322,11 +323,11 @@ func (a *applier) setData(o *SetData) (*zkproto.Stat, zkproto.ErrCode, error) {
 	n.version++ // int32: wraps like Java's int
 	n.mzxid = a.zxid
 	n.mtime = a.hdr.Time
-	a.sizes.DataBytes += int64(len(o.Data) - len(n.data))
-	if err := a.quotaAdjust(o.Path, int64(len(o.Data)-len(n.data)), 0); err != nil {
+	a.sizes.DataBytes += grows
+	if err := a.quotaAdjust(o.Path, grows, 0); err != nil {
 		return nil, 0, err
 	}
-	n.data = o.Data
+	n.data, n.omittedLen = o.Data, 0
 	a.t.putNode(o.Path, n)
 	st := n.stat()
 	if err := a.nodeEvent(zkproto.EventNodeDataChanged, o.Path, n); err != nil {

@@ -38,6 +38,18 @@ type nodeRec struct {
 	numChildren int32
 	aclID       uint64
 	data        []byte // nil = null data
+	// omittedLen > 0 marks a copy without its data (nodeCache.lookupMeta,
+	// for setData, which replaces the data): data is nil and was this
+	// long. Such a copy is never written (setData gives it new data).
+	omittedLen int
+}
+
+// dataLen is the length of the node's data, also of a copy without it.
+func (n *nodeRec) dataLen() int {
+	if n.omittedLen > 0 {
+		return n.omittedLen
+	}
+	return len(n.data)
 }
 
 func (n *nodeRec) stat() zkproto.Stat {

@@ -39,8 +39,18 @@ func newNodeCache() *nodeCache {
 	return &nodeCache{recs: map[string]*nodeRec{}, maxRecs: nodeCacheMaxRecs, maxBytes: nodeCacheMaxBytes}
 }
 
-// lookup returns a copy of the cached record of p.
+// lookup returns a copy of the cached record of p, with its data.
 func (c *nodeCache) lookup(p string) (*nodeRec, bool) {
+	r, ok := c.lookupMeta(p)
+	if !ok || r.omittedLen > 0 {
+		return nil, false
+	}
+	return r, true
+}
+
+// lookupMeta returns a copy of the cached record of p, which may leave a
+// large value out (omittedLen): what an op that replaces the data needs.
+func (c *nodeCache) lookupMeta(p string) (*nodeRec, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -51,6 +61,14 @@ func (c *nodeCache) lookup(p string) (*nodeRec, bool) {
 	cp := *r
 	return &cp, true
 }
+
+// nodeCacheMetaOnlyMin: a record whose data would cross the data bound and
+// is larger than this is kept without its data (the data bound would
+// otherwise empty the cache every few large records). A setData of it
+// then needs no read: before, a set of a 1 MB node read the old megabyte
+// from Pebble (a blob file, decompressed) only to drop it, an eighth of
+// every node's CPU under 1 MB sets. A variable so a test can make it tiny.
+var nodeCacheMetaOnlyMin = 4096
 
 // remember caches the committed record of p (nil: absent, which the node
 // filter already answers, so absence is not kept).
@@ -63,15 +81,22 @@ func (c *nodeCache) remember(p string, rec *nodeRec) {
 		return
 	}
 	c.forget(p)
-	if len(c.recs)+1 > c.maxRecs || c.dataBytes+len(rec.data) > c.maxBytes {
+	if len(c.recs)+1 > c.maxRecs {
 		c.reset()
-		if len(rec.data) > c.maxBytes {
-			return
-		}
 	}
 	cp := *rec
+	if c.dataBytes+len(cp.data) > c.maxBytes {
+		if len(cp.data) > nodeCacheMetaOnlyMin {
+			cp.data, cp.omittedLen = nil, len(cp.data)
+		} else {
+			c.reset()
+			if len(cp.data) > c.maxBytes {
+				return
+			}
+		}
+	}
 	c.recs[p] = &cp
-	c.dataBytes += len(rec.data)
+	c.dataBytes += len(cp.data)
 }
 
 func (c *nodeCache) forget(p string) {

@@ -196,9 +196,11 @@ func (t *txn) del(k []byte) { t.kv[string(k)] = &kvSlot{dirty: true} }
 // node returns the node at path p, or nil if it does not exist. Paths that
 // are not valid ZooKeeper paths never exist (and never become keys).
 func (t *txn) node(p string) (*nodeRec, error) {
-	if s, ok := t.nodes[p]; ok {
+	if s, ok := t.nodes[p]; ok && (s.rec == nil || s.rec.omittedLen == 0) {
 		return s.rec, nil
 	}
+	// Not read yet, or read without its data (nodeMeta) and not written
+	// since: read it whole.
 	if !validPath(p) {
 		return nil, nil
 	}
@@ -233,6 +235,21 @@ func (t *txn) node(p string) (*nodeRec, error) {
 	t.cache.remember(p, rec) // a copy: rec is the op's to mutate
 	t.nodes[p] = t.slot(nodeSlot{rec: rec, stored: rec != nil})
 	return rec, nil
+}
+
+// nodeMeta is node for an op that replaces the node's data (setData): the
+// record may come without its data (omittedLen, from the node cache), so
+// a large value is not read from Pebble only to be dropped.
+func (t *txn) nodeMeta(p string) (*nodeRec, error) {
+	if _, ok := t.nodes[p]; !ok && validPath(p) {
+		if _, written := t.written[p]; !written {
+			if rec, ok := t.cache.lookupMeta(p); ok && rec.omittedLen > 0 {
+				t.nodes[p] = t.slot(nodeSlot{rec: rec, stored: true})
+				return rec, nil
+			}
+		}
+	}
+	return t.node(p)
 }
 
 // surelyAbsent reports that no node exists at p as far as the node filter
@@ -413,6 +430,10 @@ func (t *txn) writeNodes(nws []nodeWrite, order []int32) error {
 		var err error
 		if w.rec == nil {
 			err = t.b.Delete(w.key, nil)
+		} else if w.rec.omittedLen > 0 {
+			// A copy without its data is setData's, which always gives it
+			// new data; writing one would lose the node's value.
+			return fmt.Errorf("write %q: a node record without its data (%d bytes left out)", w.key, w.rec.omittedLen)
 		} else {
 			// The batch copies the value, so one buffer serves them all.
 			t.scratch = w.rec.appendTo(t.scratch[:0])

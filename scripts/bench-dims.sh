@@ -55,7 +55,7 @@
 #   DIMS_FANOUT_WATCHERS, DIMS_RECURSIVE_RATE, DIMS_WIDE, DIMS_BIGTREE (above),
 #   DIMS_DURATION (measured time per run, default 20s), DIMS_REPEAT (runs per
 #   system, default 2), ZK_HEAP, ZKBRIDGE_BIN (a prebuilt zkbridge),
-#   DIMS_KEEP=1 (keep the JSON results in the printed directory),
+#   DIMS_KEEP=1 (keep the JSON results, and the zkbridge nodes' and ZooKeeper's logs, in the printed directory),
 #   DIMS_RESULTS=DIR (run nothing: print the tables of a kept results
 #   directory again, e.g. after the table code changed)
 set -euo pipefail
@@ -98,7 +98,7 @@ log "open files: $(ulimit -n) per process"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkbridge-dims.XXXXXX")
 mkdir -p "$work/results" "$work/logs"
-zb_clusters=0
+zb_clusters=0 zk_ensembles=0
 if [ -n "${DIMS_RESULTS:-}" ]; then
   [ -d "$DIMS_RESULTS" ] || die "DIMS_RESULTS: no directory $DIMS_RESULTS"
   rmdir "$work/results"
@@ -106,7 +106,15 @@ if [ -n "${DIMS_RESULTS:-}" ]; then
 fi
 zk_pids="" zk_dir="" zb_pid="" cluster_dir=""
 stop_zk() {
-  if [ -n "$zk_pids" ]; then bash "$here/scripts/stop-zookeeper.sh" "$zk_pids" "$zk_dir" >/dev/null 2>&1 || true; fi
+  if [ -n "$zk_pids" ]; then
+    # ZooKeeper's logs outlive its directory too, as the zkbridge nodes' do.
+    local f
+    zk_ensembles=$((zk_ensembles + 1))
+    for f in "$zk_dir"/*/zookeeper.log "$zk_dir"/zookeeper.log; do
+      [ -f "$f" ] && cp "$f" "$work/logs/zk$zk_ensembles-$(basename "$(dirname "$f")").log"
+    done
+    bash "$here/scripts/stop-zookeeper.sh" "$zk_pids" "$zk_dir" >/dev/null 2>&1 || true
+  fi
   zk_pids="" zk_dir=""
 }
 stop_zb() {
@@ -133,7 +141,7 @@ stop_zb() {
 cleanup() {
   stop_zk
   stop_zb
-  if [ "${DIMS_KEEP:-0}" = 1 ]; then log "results kept in $work/results, node logs in $work/logs"; else rm -rf "$work"; fi
+  if [ "${DIMS_KEEP:-0}" = 1 ]; then log "results kept in $work/results, zkbridge and ZooKeeper logs in $work/logs"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -381,6 +389,7 @@ run_catchup() {
     if ! "$bin" bench --addr "$live" --workload create --ops "$catchup" --warmup 0s --no-cleanup --connections 8 \
       --outstanding 64 --payload 100 --root /dims-catchup --timeout 600s --progress 0 --json >"$out.load" 2>"$out.err"; then
       jq -n '{failed: true}' >"$out"
+      log "catchup-$sys: creating the znodes failed: $(tail -n 1 "$out.err")"
       if [ "$sys" = zk ]; then stop_zk; else stop_zb; fi
       continue
     fi

@@ -40,23 +40,19 @@ func newNodeCache() *nodeCache {
 }
 
 // lookup returns a copy of the cached record of p, with its data.
-func (c *nodeCache) lookup(p string) (*nodeRec, bool) {
-	r, ok := c.lookupMeta(p)
-	if !ok || r.omittedLen > 0 {
-		return nil, false
-	}
-	return r, true
-}
+func (c *nodeCache) lookup(p string) (*nodeRec, bool) { return c.find(p, false) }
 
 // lookupMeta returns a copy of the cached record of p, which may leave a
 // large value out (omittedLen): what an op that replaces the data needs.
-func (c *nodeCache) lookupMeta(p string) (*nodeRec, bool) {
+func (c *nodeCache) lookupMeta(p string) (*nodeRec, bool) { return c.find(p, true) }
+
+func (c *nodeCache) find(p string, withoutData bool) (*nodeRec, bool) {
 	if c == nil {
 		return nil, false
 	}
 	r, ok := c.recs[p]
-	if !ok {
-		return nil, false
+	if !ok || r.omittedLen > 0 && !withoutData {
+		return nil, false // a record without its data is not copied for a read
 	}
 	cp := *r
 	return &cp, true

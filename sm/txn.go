@@ -243,7 +243,7 @@ func (t *txn) node(p string) (*nodeRec, error) {
 func (t *txn) nodeMeta(p string) (*nodeRec, error) {
 	if _, ok := t.nodes[p]; !ok && validPath(p) {
 		if _, written := t.written[p]; !written {
-			if rec, ok := t.cache.lookupMeta(p); ok && rec.omittedLen > 0 {
+			if rec, ok := t.cache.lookupMeta(p); ok { // with its data or without
 				t.nodes[p] = t.slot(nodeSlot{rec: rec, stored: true})
 				return rec, nil
 			}
